@@ -1,0 +1,64 @@
+"""Every numeric limit of the specification (sections 2.1, 4.2 and 8), written once.
+
+Other modules import these names; no other module spells these numbers.
+"""
+
+from __future__ import annotations
+
+MB = 1024 * 1024
+DAY = 24 * 3600
+
+# 2.1 request fields
+EXECUTION_EXPIRES_MIN = 3600
+EXECUTION_EXPIRES_MAX = 259200
+EXECUTION_EXPIRES_DEFAULT = 172800
+PRIORITY_MIN = 0
+PRIORITY_MAX = 9
+SEED_MIN = -1
+SEED_MAX = 4294967295
+SEED_DEFAULT = -1
+SAFETY_IDENTIFIER_MAX_CHARS = 64
+DURATION_DEFAULT = 5
+# "-1" asks the model to pick a duration itself (DESIGN.md section 3).
+DURATION_MODEL_PICKS = -1
+FRAMES_PER_SECOND = 24
+
+# 2.2 prompt guidance (a recommendation, shown to people, never enforced)
+PROMPT_RECOMMENDED_CJK_CHARS = 500
+PROMPT_RECOMMENDED_ENGLISH_WORDS = 1000
+
+# 4.2 list query
+PAGE_NUM_MIN = 1
+PAGE_NUM_MAX = 500
+PAGE_NUM_DEFAULT = 1
+PAGE_SIZE_MIN = 1
+PAGE_SIZE_MAX = 500
+PAGE_SIZE_DEFAULT = 20
+
+# 8 material limits
+IMAGE_MAX_BYTES = 30 * MB  # "smaller than 30 MB": the limit itself is refused
+IMAGE_ASPECT_MIN = 0.4
+IMAGE_ASPECT_MAX = 2.5
+IMAGE_SIDE_MIN = 300
+IMAGE_SIDE_MAX = 6000
+REQUEST_BODY_MAX_BYTES = 64 * MB
+VIDEO_MAX_BYTES = 200 * MB
+VIDEO_DURATION_MIN = 2.0
+VIDEO_DURATION_MAX = 15.0
+# Audio follows the video limits (issue 2, point 4).
+AUDIO_MAX_BYTES = VIDEO_MAX_BYTES
+AUDIO_DURATION_MIN = VIDEO_DURATION_MIN
+AUDIO_DURATION_MAX = VIDEO_DURATION_MAX
+REFERENCE_VIDEOS_MAX = 3
+REFERENCE_VIDEOS_TOTAL_SECONDS_MAX = 15.0
+# Not in the spec: the real service's multimodal reference mode takes up to 9 images and 3 audio clips.
+REFERENCE_IMAGES_MAX = 9
+REFERENCE_AUDIOS_MAX = 3
+
+RECORD_RETENTION_SECONDS = 7 * DAY
+RESULT_URL_VALIDITY_SECONDS = 1 * DAY
+CALLBACK_MAX_RETRIES = 3
+
+# DESIGN.md section 3: more than this many queued tasks in one project is a 429.
+QUEUED_TASKS_PER_PROJECT_MAX = 120
+IDEMPOTENCY_WINDOW_SECONDS = 1 * DAY

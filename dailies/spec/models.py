@@ -1,0 +1,230 @@
+"""Pydantic v2 models for every table of the specification (sections 2.1, 2.2, 2.4, 2.5, 2.6, 7).
+
+Request models are closed and strict, as JSON types are: an unknown field is an error naming it,
+`"yes"` is not a boolean, `5.5` and `true` are not integers. JSON `null` means "not given"
+(clients such as the official SDK send every optional field). Response models are open: a newer
+server may add fields, and an old client must not break on them.
+
+Ranges and enumerations come from `limits`; rules that look at more than one field live in `rules`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import limits as L
+
+ContentType = Literal["text", "image_url", "video_url", "audio_url", "draft_task"]
+Role = Literal["first_frame", "last_frame", "reference_image", "reference_video", "reference_audio"]
+ServiceTier = Literal["default", "flex"]
+Resolution = Literal["480p", "720p", "1080p", "4k"]
+Ratio = Literal["16:9", "4:3", "1:1", "3:4", "9:16", "21:9", "adaptive"]
+TaskStatus = Literal["queued", "running", "cancelled", "succeeded", "failed", "expired"]
+# `expired` is not an allowed filter value (spec 4.2).
+FilterStatus = Literal["queued", "running", "cancelled", "succeeded", "failed"]
+ToolType = Literal["web_search"]
+
+TERMINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "expired", "cancelled"})
+CALLBACK_STATUSES: frozenset[str] = frozenset({"queued", "running", "succeeded", "failed", "expired"})
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+# ---------- 2.2 content items ----------
+
+
+class MediaUrl(_Closed):
+    url: str = Field(min_length=1, description="Public URL, Base64 data URL, or asset://<ASSET_ID>.")
+
+
+class DraftTaskRef(_Closed):
+    id: str = Field(min_length=1, description="ID of a generation 1.5 Pro draft task.")
+
+
+class ContentItem(_Closed):
+    """One element of `content`. Which of the payload fields must be present depends on `type`;
+    the rules module checks that, so every problem is reported at once with its path."""
+
+    type: ContentType
+    text: str | None = None
+    image_url: MediaUrl | None = None
+    video_url: MediaUrl | None = None
+    audio_url: MediaUrl | None = None
+    role: Role | None = None
+    draft_task: DraftTaskRef | None = None
+
+
+class Tool(_Closed):
+    type: ToolType
+
+
+# ---------- 2.1 creation request ----------
+
+
+class CreateTaskRequest(_Closed):
+    """Body of `POST /api/v3/contents/generations/tasks`. Fields left as None were not given;
+    their defaults are in the `*_DEFAULT` constants and applied by `effective_*` helpers."""
+
+    model: str = Field(min_length=1)
+    content: list[ContentItem] = Field(min_length=1)
+    callback_url: str | None = Field(default=None, min_length=1)
+    return_last_frame: bool | None = None
+    service_tier: ServiceTier | None = None
+    execution_expires_after: Annotated[
+        int | None, Field(ge=L.EXECUTION_EXPIRES_MIN, le=L.EXECUTION_EXPIRES_MAX)
+    ] = None
+    generate_audio: bool | None = None
+    draft: bool | None = None
+    tools: list[Tool] | None = None
+    safety_identifier: str | None = Field(
+        default=None, max_length=L.SAFETY_IDENTIFIER_MAX_CHARS, pattern=r"^[\x00-\x7f]*$"
+    )
+    priority: Annotated[int | None, Field(ge=L.PRIORITY_MIN, le=L.PRIORITY_MAX)] = None
+    resolution: Resolution | None = None
+    ratio: Ratio | None = None
+    duration: int | None = None
+    frames: int | None = None
+    seed: Annotated[int | None, Field(ge=L.SEED_MIN, le=L.SEED_MAX)] = None
+    camera_fixed: bool | None = None
+    watermark: bool | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The request as the JSON body a client sends: unset fields left out."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+DEFAULTS: dict[str, Any] = {
+    "return_last_frame": False,
+    "service_tier": "default",
+    "execution_expires_after": L.EXECUTION_EXPIRES_DEFAULT,
+    "generate_audio": True,
+    "draft": False,
+    "duration": L.DURATION_DEFAULT,
+    "seed": L.SEED_DEFAULT,
+    "camera_fixed": False,
+    "watermark": False,
+}
+
+
+def effective(request: CreateTaskRequest, field: str) -> Any:
+    """A request field's value, or the spec's default when it was not given."""
+    value = getattr(request, field)
+    return DEFAULTS.get(field) if value is None else value
+
+
+# ---------- 2.4 creation response ----------
+
+
+class CreateTaskResponse(_Open):
+    id: str
+    safety_identifier: str | None = None
+
+
+# ---------- 2.5 task record ----------
+
+
+class TaskError(_Open):
+    code: str
+    message: str
+
+
+class TaskContent(_Open):
+    video_url: str | None = None
+    last_frame_url: str | None = None
+
+
+class ToolUsage(_Open):
+    web_search: int | None = None
+
+
+class Usage(_Open):
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    tool_usage: ToolUsage | None = None
+
+
+class TaskRecord(_Open):
+    id: str
+    model: str | None = None
+    status: TaskStatus
+    error: TaskError | None = None
+    created_at: int | None = None
+    updated_at: int | None = None
+    content: TaskContent | None = None
+    seed: int | None = None
+    resolution: str | None = None
+    ratio: str | None = None
+    duration: int | None = None
+    frames: int | None = None
+    framespersecond: int | None = None
+    generate_audio: bool | None = None
+    tools: list[dict[str, Any]] | None = None
+    safety_identifier: str | None = None
+    priority: int | None = None
+    draft: bool | None = None
+    draft_task_id: str | None = None
+    service_tier: str | None = None
+    execution_expires_after: int | None = None
+    usage: Usage | None = None
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+# ---------- 2.6 list response and 4.2 query ----------
+
+
+class ListTasksResponse(_Open):
+    total: int
+    items: list[TaskRecord]
+
+
+class ListTasksQuery(_Closed):
+    """Query of `GET /api/v3/contents/generations/tasks`; field names as in the query string."""
+
+    model_config = ConfigDict(extra="forbid", strict=False, frozen=True, populate_by_name=True)
+
+    page_num: int = Field(default=L.PAGE_NUM_DEFAULT, ge=L.PAGE_NUM_MIN, le=L.PAGE_NUM_MAX)
+    page_size: int = Field(default=L.PAGE_SIZE_DEFAULT, ge=L.PAGE_SIZE_MIN, le=L.PAGE_SIZE_MAX)
+    status: FilterStatus | None = Field(default=None, alias="filter.status")
+    task_ids: list[str] | None = Field(default=None, alias="filter.task_ids")
+    model: str | None = Field(default=None, alias="filter.model")
+    service_tier: ServiceTier = Field(default="default", alias="filter.service_tier")
+
+    def to_params(self) -> list[tuple[str, str | int]]:
+        """Query parameters, task ids repeated (`filter.task_ids=a&filter.task_ids=b`)."""
+        params: list[tuple[str, str | int]] = [
+            ("page_num", self.page_num),
+            ("page_size", self.page_size),
+            ("filter.service_tier", self.service_tier),
+        ]
+        if self.status:
+            params.append(("filter.status", self.status))
+        if self.model:
+            params.append(("filter.model", self.model))
+        for task_id in self.task_ids or ():
+            params.append(("filter.task_ids", task_id))
+        return params
+
+
+# ---------- 7 errors ----------
+
+
+class ErrorDetail(_Open):
+    message: str
+    type: str
+    param: str | None = None
+    code: str
+
+
+class ErrorResponse(_Open):
+    error: ErrorDetail

@@ -1,0 +1,80 @@
+"""One entry point from a raw JSON body to a checked request, used by the service and the
+dashboard alike: the model's type and range checks first, then every cross-field rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from .catalog import Model
+from .models import CreateTaskRequest
+from .problems import INVALID, MISSING, Problem, join_path
+from .rules import check_request
+
+# Pydantic's wording is for programmers; these are for the people who read our errors.
+_TYPE_WORDS = {
+    "int_type": "must be an integer",
+    "bool_type": "must be true or false",
+    "string_type": "must be a string",
+    "list_type": "must be an array",
+    "model_type": "must be an object",
+    "dict_type": "must be an object",
+}
+
+
+def _describe(error: dict[str, Any]) -> Problem:
+    kind = error["type"]
+    loc = tuple(error["loc"])
+    ctx = error.get("ctx") or {}
+    if kind == "extra_forbidden":
+        return Problem(join_path(loc), f"unknown field {loc[-1]!r}")
+    if kind == "missing":
+        return Problem(join_path(loc), "is required", MISSING)
+    if kind in _TYPE_WORDS:
+        return Problem(join_path(loc), f"{_TYPE_WORDS[kind]}, got {error.get('input')!r}")
+    if kind == "literal_error":
+        return Problem(join_path(loc), f"{error.get('input')!r} is not allowed; expected {ctx.get('expected')}")
+    if kind in ("greater_than_equal", "less_than_equal"):
+        return Problem(join_path(loc), f"{error.get('input')!r} is out of range: {error['msg'].lower()}")
+    if kind in ("too_short", "string_too_short") and loc == ("content",):
+        return Problem("content", "needs at least one item", MISSING)
+    if kind == "string_too_short":
+        return Problem(join_path(loc), "must not be empty")
+    if kind == "string_too_long":
+        return Problem(join_path(loc), f"is longer than {ctx.get('max_length')} characters")
+    if kind == "string_pattern_mismatch" and loc[-1] == "safety_identifier":
+        return Problem(join_path(loc), "must be ASCII characters only")
+    return Problem(join_path(loc), error["msg"])
+
+
+def problems_from_validation_error(exc: ValidationError) -> list[Problem]:
+    return [_describe(e) for e in exc.errors(include_url=False)]
+
+
+@dataclass
+class Checked:
+    """The outcome of checking a body: the request when it parsed, and every problem found."""
+
+    request: CreateTaskRequest | None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.request is not None and not self.problems
+
+
+def check_create_body(body: Any, model: Model | None = None) -> Checked:
+    """Check a decoded JSON body against the whole contract (spec 2.1 to 2.3 and the catalog).
+
+    `model` is the catalog entry the request's model resolves to, when the caller has resolved an
+    endpoint id; by default the model id is looked up in the catalog.
+    """
+    if not isinstance(body, dict):
+        return Checked(None, [Problem("", "the request body must be a JSON object", INVALID)])
+    try:
+        request = CreateTaskRequest.model_validate(body)
+    except ValidationError as exc:
+        return Checked(None, problems_from_validation_error(exc))
+    return Checked(request, check_request(request, model))

@@ -1,0 +1,109 @@
+"""The `dailies` command.
+
+    dailies serve      run the task service
+    dailies keys       list or create API keys (and show each project's webhook secret)
+    dailies up         run the service and the dashboard together
+    dailies dashboard  run the dashboard against ARK_BASE_URL / ARK_API_KEY
+    dailies create | list | get | cancel | wait | download   use any service from the shell
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+DEFAULT_DATA_DIR = Path(os.environ.get("DAILIES_DATA_DIR", ".dailies"))
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def default_workers() -> int:
+    """Render slots for this machine: one per two cores (a render uses about two), at least one."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .service.app import create_app
+    from .service.settings import Settings
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = Settings(
+        data_dir=args.data_dir,
+        workers=args.workers,
+        public_url=args.public_url or f"http://{args.host}:{args.port}",
+        allow_loopback_inputs=args.allow_loopback_inputs,
+        allow_loopback_callbacks=not args.refuse_loopback_callbacks,
+        allow_private_callbacks=args.allow_private_callbacks,
+    )
+    app = create_app(settings)
+    if not app.state.services.api_keys:
+        print("No API keys: set DAILIES_API_KEYS or run `dailies keys create`.", file=sys.stderr)
+        return 2
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from .service import keys as key_store
+
+    if args.action == "create":
+        entry = key_store.create_key(args.data_dir, args.project)
+        print(f"project {entry.project}\nkey     {entry.key}")
+        print(f"webhook secret {key_store.webhook_secret(args.data_dir, entry.project)}")
+        return 0
+    projects = key_store.list_projects(args.data_dir)
+    if not projects:
+        print(f"No keys in {args.data_dir}. Make one with `dailies keys create`.")
+    for name, info in projects.items():
+        print(f"project {name}")
+        for key in info["keys"]:
+            print(f"  key            {key if args.show else key_store.mask(key)}")
+        print(f"  webhook secret {info.get('webhook_secret', '-')}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dailies", description="Compose, run and review AI video generations.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the task service")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    serve.add_argument("--workers", type=_positive_int, default=default_workers(),
+                       help="render slots; 0 accepts and queues only")
+    serve.add_argument("--public-url", help="base of result URLs in callbacks (default http://HOST:PORT)")
+    serve.add_argument("--allow-loopback-inputs", action="store_true",
+                       help="let tasks download inputs from loopback addresses (tests, local demos)")
+    serve.add_argument("--refuse-loopback-callbacks", action="store_true",
+                       help="refuse callback URLs on loopback (allowed by default for local demos)")
+    serve.add_argument("--allow-private-callbacks", action="store_true",
+                       help="allow callback URLs on private networks")
+    serve.set_defaults(func=cmd_serve)
+
+    keys = sub.add_parser("keys", help="list or create API keys")
+    keys.add_argument("action", nargs="?", choices=["list", "create"], default="list")
+    keys.add_argument("--project", help="project of the new key (default: a new project)")
+    keys.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    keys.add_argument("--show", action="store_true", help="print keys in full")
+    keys.set_defaults(func=cmd_keys)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

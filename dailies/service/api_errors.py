@@ -1,0 +1,61 @@
+"""The error body of spec section 7 and the statuses of DESIGN.md section 3, in one place.
+
+Routes and services raise `ApiError`; one handler turns it into
+`{"error": {"message", "type", "param", "code"}}` with the request id at the end of the message
+and in the `X-Request-Id` header.
+"""
+
+from __future__ import annotations
+
+from ..spec.problems import Problem
+
+STATUS_TYPES = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    413: "RequestEntityTooLarge",
+    415: "UnsupportedMediaType",
+    429: "TooManyRequests",
+    500: "InternalServerError",
+}
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str, param: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.param = param
+
+    @property
+    def type(self) -> str:
+        return STATUS_TYPES.get(self.status, "BadRequest")
+
+    def body(self, request_id: str) -> dict:
+        return {"error": {
+            "message": f"{self.message} Request ID: {request_id}",
+            "type": self.type,
+            "param": self.param,
+            "code": self.code,
+        }}
+
+
+def from_problems(problems: list[Problem]) -> ApiError:
+    """A 400 for a request with problems: `param` names the first, the message lists them all."""
+    first = problems[0]
+    message = "; ".join(str(p) for p in problems)
+    if not message.endswith("."):
+        message += "."
+    return ApiError(400, first.code, message, first.path)
+
+
+def task_not_found(task_id: str) -> ApiError:
+    return ApiError(404, "NotFound.Task", f"The task {task_id} was not found.", "id")
+
+
+def unauthorized(why: str) -> ApiError:
+    return ApiError(401, "AuthenticationError", why, "Authorization")

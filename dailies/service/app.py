@@ -1,0 +1,148 @@
+"""`create_app(settings)`: the FastAPI application of the task service.
+
+Nothing is built at import time: the engine, the workers and the callback queue belong to the
+app made here, started and stopped with its lifespan.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from contextlib import asynccontextmanager
+from functools import lru_cache
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..generator import Generator, PreviewGenerator
+from . import keys as key_store
+from .api_errors import ApiError
+from .callbacks import CallbackQueue
+from .db import make_engine
+from .files import ResultFiles
+from .openapi import install_openapi
+from .records import build_record
+from .routes import router
+from .settings import Settings, keys_from_environment
+from .signing import UrlSigner, load_or_create_secret
+from .store import TaskStore
+from .tasks import TaskService
+from .workers import WorkerPool
+
+log = logging.getLogger("dailies.http")
+
+
+class Services:
+    """Everything one app instance owns, reachable from routes as `request.app.state.services`."""
+
+    def __init__(self, settings: Settings, generator: Generator | None = None) -> None:
+        self.settings = settings
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.api_keys = settings.api_keys or keys_from_environment() or key_store.load_keys(settings.data_dir)
+        self.engine = make_engine(settings.db_path)
+        self.signer = UrlSigner(load_or_create_secret(settings.data_dir))
+        self.files = ResultFiles(settings.files_dir)
+        self.callbacks = CallbackQueue(
+            self.engine, settings,
+            record_for=lambda row: build_record(row, self.signer, settings.public_url),
+            secret_for=self.webhook_secret,
+        )
+        self.store = TaskStore(self.engine, on_change=self.callbacks.enqueue)
+        self.tasks = TaskService(settings, self.store, self.signer, self.files)
+        self.workers = WorkerPool(settings, self.store, generator or PreviewGenerator(), self.files)
+
+    @lru_cache(maxsize=256)  # noqa: B019 - one Services per app; the cache dies with it
+    def webhook_secret(self, project: str) -> str:
+        return key_store.webhook_secret(self.settings.data_dir, project)
+
+    def start(self) -> None:
+        self.workers.start()
+        self.callbacks.start()
+
+    def stop(self) -> None:
+        self.workers.stop()
+        self.callbacks.stop()
+        self.engine.dispose()
+
+
+def create_app(settings: Settings, generator: Generator | None = None, start_background: bool = True) -> FastAPI:
+    """The service app. `start_background=False` leaves workers and callback delivery stopped
+    (tests drive them by hand)."""
+    services = Services(settings, generator)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if start_background:
+            services.start()
+        try:
+            yield
+        finally:
+            if start_background:
+                services.stop()
+
+    app = FastAPI(
+        title="Dailies video task service",
+        version="0.1.0",
+        description="Asynchronous video generation tasks (Ark-compatible `/api/v3`). Results are "
+                    "rendered by the Dailies preview renderer, not by a real model.",
+        lifespan=lifespan,
+    )
+    app.state.services = services
+    app.include_router(router)
+    install_openapi(app)
+    _install_error_handlers(app)
+    _install_request_log(app, settings.log_requests)
+    return app
+
+
+def _request_id(request: Request) -> str:
+    return getattr(request.state, "request_id", None) or uuid.uuid4().hex
+
+
+def _error_response(request: Request, error: ApiError) -> JSONResponse:
+    request_id = _request_id(request)
+    return JSONResponse(error.body(request_id), status_code=error.status, headers={"X-Request-Id": request_id})
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError):
+        return _error_response(request, exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError):
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        param = ".".join(str(p) for p in first["loc"][1:]) or "body"
+        return _error_response(request, ApiError(400, "InvalidParameter", f"{param}: {first['msg']}", param))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException):
+        if exc.status_code == 404:
+            error = ApiError(404, "NotFound", f"No route for {request.method} {request.url.path}.", "")
+        elif exc.status_code == 405:
+            error = ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed on {request.url.path}.", "")
+        else:
+            error = ApiError(exc.status_code, "InvalidParameter", str(exc.detail), "")
+        return _error_response(request, error)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception):
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return _error_response(request, ApiError(500, "InternalServiceError",
+                                                 "The service failed unexpectedly; the error is logged.", ""))
+
+
+def _install_request_log(app: FastAPI, enabled: bool) -> None:
+    @app.middleware("http")
+    async def _log(request: Request, call_next):
+        request.state.request_id = uuid.uuid4().hex[:20]
+        started = time.perf_counter()
+        response = await call_next(request)
+        response.headers.setdefault("X-Request-Id", request.state.request_id)
+        if enabled:
+            log.info("%s %s -> %d in %.1f ms (request %s)", request.method, request.url.path,
+                     response.status_code, (time.perf_counter() - started) * 1000, request.state.request_id)
+        return response

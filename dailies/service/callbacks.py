@@ -1,0 +1,209 @@
+"""Callback delivery (spec section 6): a durable queue in the database, drained by threads that
+never block the API or rendering.
+
+- `enqueue` runs inside the transaction of each status change and stores the event with a
+  snapshot of the record at that moment (the body of a "running" callback says running).
+- Deliverers claim due events; an event waits while an earlier event of the same task is still
+  pending, so each receiver sees a task's changes in order.
+- `succeeded` and `failed` get 1 + 3 attempts with exponential backoff and jitter; the other
+  statuses one. Only 2xx counts; redirects are not followed.
+- Every attempt is logged (attempt, time, status code, latency, error).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+import httpx
+from sqlalchemy import Connection, Row, and_, insert, select, update
+from sqlalchemy.orm import aliased
+
+from ..netguard import BlockedAddress, check_public_host
+from ..spec import limits as L
+from ..spec.models import CALLBACK_STATUSES
+from ..webhooks import signed_headers
+from .db import callback_attempts, callback_events, writer
+from .settings import Settings
+
+log = logging.getLogger("dailies.callbacks")
+
+RETRIED_STATUSES = frozenset({"succeeded", "failed"})
+# A claimed event whose deliverer died is handed out again after this long.
+CLAIM_TIMEOUT_SECONDS = 60.0
+
+
+def retry_delay(settings: Settings, attempts_made: int, rng: random.Random) -> float:
+    """Delay before the next attempt: the configured schedule, with +-20 % jitter so that
+    many receivers that failed together do not retry together."""
+    base = settings.callback_retry_delays[min(attempts_made, len(settings.callback_retry_delays)) - 1]
+    return base * rng.uniform(0.8, 1.2)
+
+
+class CallbackQueue:
+    def __init__(self, engine, settings: Settings, record_for: Callable[[Row], dict],
+                 secret_for: Callable[[str], str], transport: httpx.BaseTransport | None = None,
+                 deliverers: int = 4) -> None:
+        self.engine = engine
+        self.write = writer(engine)
+        self.settings = settings
+        self.record_for = record_for
+        self.secret_for = secret_for
+        self.transport = transport
+        self.deliverers = deliverers
+        self.stop_event = threading.Event()
+        self.wake = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.rng = random.Random()
+
+    # ---------- producing ----------
+
+    def enqueue(self, conn: Connection, row: Row) -> None:
+        """Called in the transaction of a status change."""
+        if not row.callback_url or row.status not in CALLBACK_STATUSES:
+            return
+        now = self.settings.clock()
+        conn.execute(insert(callback_events).values(
+            webhook_id=f"msg_{uuid.uuid4().hex}",
+            task_id=row.id, project=row.project, url=row.callback_url, status=row.status,
+            body=json.dumps(self.record_for(row), separators=(",", ":")),
+            state="pending", attempts=0,
+            max_attempts=1 + L.CALLBACK_MAX_RETRIES if row.status in RETRIED_STATUSES else 1,
+            next_attempt_at=now, created_at=now,
+        ))
+        self.wake.set()
+
+    # ---------- consuming ----------
+
+    def start(self) -> None:
+        self.stop_event.clear()
+        for n in range(self.deliverers):
+            thread = threading.Thread(target=self._run, args=(f"cb-{uuid.uuid4().hex[:6]}-{n}",),
+                                      name=f"dailies-callbacks-{n}", daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def stop(self, timeout: float = 12.0) -> None:
+        self.stop_event.set()
+        self.wake.set()
+        for thread in self.threads:
+            thread.join(timeout)
+        self.threads.clear()
+
+    def _run(self, deliverer: str) -> None:
+        with httpx.Client(transport=self.transport, follow_redirects=False,
+                          timeout=self.settings.callback_timeout) as http:
+            while not self.stop_event.is_set():
+                try:
+                    event = self.claim(deliverer)
+                except Exception:
+                    log.exception("claiming a callback failed")
+                    event = None
+                if event is None:
+                    self.wake.wait(self.settings.poll_interval)
+                    self.wake.clear()
+                    continue
+                self.deliver(http, event)
+
+    def claim(self, deliverer: str) -> Row | None:
+        now = self.settings.clock()
+        earlier = aliased(callback_events)
+        blocked = (
+            select(earlier.c.seq)
+            .where(earlier.c.task_id == callback_events.c.task_id, earlier.c.seq < callback_events.c.seq,
+                   earlier.c.state == "pending")
+            .exists()
+        )
+        free = (callback_events.c.claimed_by.is_(None)) | (callback_events.c.claimed_at < now - CLAIM_TIMEOUT_SECONDS)
+        pick = (
+            select(callback_events.c.seq)
+            .where(callback_events.c.state == "pending", callback_events.c.next_attempt_at <= now, free, ~blocked)
+            .order_by(callback_events.c.next_attempt_at, callback_events.c.seq)
+            .limit(1)
+        )
+        with self.write.begin() as conn:
+            seq = conn.execute(pick).scalar()
+            if seq is None:
+                return None
+            return conn.execute(
+                update(callback_events)
+                .where(callback_events.c.seq == seq, callback_events.c.state == "pending", free)
+                .values(claimed_by=deliverer, claimed_at=now)
+                .returning(*callback_events.c)
+            ).first()
+
+    def deliver(self, http: httpx.Client, event: Row) -> None:
+        attempt = event.attempts + 1
+        started = time.perf_counter()
+        status_code: int | None = None
+        error: str | None = None
+        try:
+            check_public_host(event.url, allow_loopback=self.settings.allow_loopback_callbacks,
+                              allow_private=self.settings.allow_private_callbacks)
+            body = event.body.encode()
+            headers = {"content-type": "application/json", "user-agent": "dailies-callbacks/1",
+                       **signed_headers(self.secret_for(event.project), event.webhook_id,
+                                        int(self.settings.clock()), body)}
+            response = http.post(event.url, content=body, headers=headers)
+            status_code = response.status_code
+            if not 200 <= status_code < 300:
+                error = f"receiver answered {status_code}" + (
+                    " (redirects are not followed)" if 300 <= status_code < 400 else "")
+        except BlockedAddress as exc:
+            error = f"refused: {exc}"
+        except httpx.TimeoutException:
+            error = f"timed out after {self.settings.callback_timeout:g} s"
+        except (httpx.HTTPError, ValueError, OSError) as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        latency_ms = (time.perf_counter() - started) * 1000
+        self._record(event, attempt, status_code, latency_ms, error)
+
+    def _record(self, event: Row, attempt: int, status_code: int | None, latency_ms: float,
+                error: str | None) -> None:
+        now = self.settings.clock()
+        if error is None:
+            values = {"state": "delivered", "attempts": attempt, "claimed_by": None}
+        elif attempt >= event.max_attempts:
+            values = {"state": "failed", "attempts": attempt, "claimed_by": None}
+        else:
+            values = {"attempts": attempt, "claimed_by": None,
+                      "next_attempt_at": now + retry_delay(self.settings, attempt, self.rng)}
+        with self.write.begin() as conn:
+            conn.execute(insert(callback_attempts).values(
+                webhook_id=event.webhook_id, task_id=event.task_id, status=event.status, attempt=attempt,
+                at=now, status_code=status_code, latency_ms=round(latency_ms, 1), error=error,
+            ))
+            conn.execute(update(callback_events).where(
+                and_(callback_events.c.seq == event.seq, callback_events.c.claimed_by == event.claimed_by)
+            ).values(**values))
+        log.info("callback %s of %s (%s) attempt %d: %s", event.webhook_id, event.task_id, event.status,
+                 attempt, error or f"delivered ({status_code})")
+
+    # ---------- reading ----------
+
+    def log_for(self, task_id: str) -> list[dict]:
+        """The delivery log of one task, oldest first."""
+        with self.engine.connect() as conn:
+            attempts = conn.execute(
+                select(callback_attempts).where(callback_attempts.c.task_id == task_id)
+                .order_by(callback_attempts.c.seq)
+            ).all()
+            pending = conn.execute(
+                select(callback_events).where(callback_events.c.task_id == task_id,
+                                              callback_events.c.state == "pending")
+                .order_by(callback_events.c.seq)
+            ).all()
+        return [
+            {"webhook_id": a.webhook_id, "status": a.status, "attempt": a.attempt, "at": a.at,
+             "status_code": a.status_code, "latency_ms": a.latency_ms, "error": a.error}
+            for a in attempts
+        ] + [
+            {"webhook_id": p.webhook_id, "status": p.status, "attempt": p.attempts + 1,
+             "at": p.next_attempt_at, "status_code": None, "latency_ms": None, "error": None, "pending": True}
+            for p in pending
+        ]

@@ -1,0 +1,150 @@
+"""Schema and engine: SQLAlchemy Core on SQLite in WAL mode.
+
+Writers open their transaction with `BEGIN IMMEDIATE`, so two processes on one data directory
+queue for the write lock instead of failing with "database is locked" when a read transaction
+tries to become a write one; readers use plain deferred transactions and never block writers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Engine,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+)
+from sqlalchemy.exc import OperationalError
+
+metadata = MetaData()
+
+tasks = Table(
+    "tasks", metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("id", String, nullable=False, unique=True),
+    Column("project", String, nullable=False),
+    Column("model", String, nullable=False),  # the model id, as the record shows it
+    Column("endpoint", String, nullable=False),  # what the request named; filter.model matches it
+    Column("status", String, nullable=False),
+    Column("service_tier", String, nullable=False),
+    Column("tier_rank", Integer, nullable=False),  # 0 default, 1 flex: the scheduler's first key
+    Column("priority", Integer),
+    Column("request", Text, nullable=False),  # the request to render, as JSON
+    Column("seed", Integer, nullable=False),  # the seed used: drawn at creation when -1 or not given
+    Column("draft", Boolean, nullable=False, default=False),
+    Column("draft_task_id", String),
+    Column("safety_identifier", String),
+    Column("callback_url", String),
+    Column("execution_expires_after", Integer, nullable=False),
+    Column("deadline_at", Integer, nullable=False),
+    Column("created_at", Integer, nullable=False),
+    Column("updated_at", Integer, nullable=False),
+    Column("started_at", Integer),
+    Column("finished_at", Integer),
+    Column("worker_id", String),
+    Column("heartbeat_at", Float),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("error_code", String),
+    Column("error_message", Text),
+    Column("result", Text),  # what the render actually used, as JSON
+    Column("video_file", String),
+    Column("last_frame_file", String),
+    Index("ix_tasks_list", "project", "service_tier", "created_at"),
+    Index("ix_tasks_list_status", "project", "service_tier", "status", "created_at"),
+    Index("ix_tasks_list_endpoint", "project", "service_tier", "endpoint", "created_at"),
+    Index("ix_tasks_queue", "status", "tier_rank", "endpoint", "created_at"),
+    Index("ix_tasks_deadline", "status", "deadline_at"),
+    Index("ix_tasks_created", "created_at"),
+)
+
+idempotency = Table(
+    "idempotency", metadata,
+    Column("project", String, primary_key=True),
+    Column("key", String, primary_key=True),
+    Column("body_hash", String, nullable=False),
+    Column("task_id", String, nullable=False),
+    Column("created_at", Integer, nullable=False),
+)
+
+# One row per callback event (a task's status change to be POSTed), written in the same
+# transaction as the change itself, so no event is lost to a crash.
+callback_events = Table(
+    "callback_events", metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("webhook_id", String, nullable=False, unique=True),
+    Column("task_id", String, nullable=False),
+    Column("project", String, nullable=False),
+    Column("url", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("state", String, nullable=False),  # pending, delivered, failed
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("max_attempts", Integer, nullable=False),
+    Column("next_attempt_at", Float, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("claimed_by", String),
+    Column("claimed_at", Float),
+    Index("ix_callback_due", "state", "next_attempt_at"),
+    Index("ix_callback_task", "task_id", "seq"),
+)
+
+callback_attempts = Table(
+    "callback_attempts", metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("webhook_id", String, nullable=False),
+    Column("task_id", String, nullable=False),
+    Column("status", String, nullable=False),  # the task status the event reported
+    Column("attempt", Integer, nullable=False),
+    Column("at", Float, nullable=False),
+    Column("status_code", Integer),
+    Column("latency_ms", Float),
+    Column("error", Text),
+    Index("ix_callback_attempts_task", "task_id", "seq"),
+)
+
+
+def make_engine(db_path: Path) -> Engine:
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(f"sqlite:///{db_path}", connect_args={"timeout": 30, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        # Take transaction control from the driver so that BEGIN is ours to choose.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
+
+    _create_schema(engine)
+    return engine
+
+
+def _create_schema(engine: Engine) -> None:
+    # Two processes starting on one fresh data directory may both try to create the tables.
+    for attempt in range(3):
+        try:
+            metadata.create_all(engine)
+            return
+        except OperationalError:
+            if attempt == 2:
+                raise
+
+
+def writer(engine: Engine) -> Engine:
+    """The same engine, opening write transactions (BEGIN IMMEDIATE)."""
+    return engine.execution_options(write=True)

@@ -1,0 +1,83 @@
+"""The task record of spec 2.5, built from a stored row: the body of GET, of list items and of
+callbacks. Fields describe what the render actually used once it has run, and what it will use
+before that."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import Row
+
+from ..spec import limits as L
+from ..spec.catalog import find_model
+from ..spec.models import CreateTaskRequest, effective
+from ..spec.pixels import DRAFT_RESOLUTION, RATIO_DEFAULT, RESOLUTION_DEFAULT
+from .signing import UrlSigner
+
+VIDEO_NAME = "video.mp4"
+LAST_FRAME_NAME = "last_frame.png"
+
+
+def file_path(task_id: str, name: str) -> str:
+    """The URL path of a task's result file (signed when handed out)."""
+    return f"/files/{task_id}/{name}"
+
+
+def result_expires_at(row: Row) -> int:
+    return int(row.finished_at or row.updated_at) + L.RESULT_URL_VALIDITY_SECONDS
+
+
+def build_record(row: Row, signer: UrlSigner, base_url: str) -> dict[str, Any]:
+    request = CreateTaskRequest.model_validate_json(row.request)
+    used = json.loads(row.result) if row.result else {}
+    record: dict[str, Any] = {
+        "id": row.id,
+        "model": row.model,
+        "status": row.status,
+        "error": {"code": row.error_code, "message": row.error_message} if row.error_code else None,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+    }
+    if row.status == "succeeded" and row.video_file:
+        expires = result_expires_at(row)
+        content = {"video_url": signer.sign(base_url, file_path(row.id, VIDEO_NAME), expires)}
+        if row.last_frame_file:
+            content["last_frame_url"] = signer.sign(base_url, file_path(row.id, LAST_FRAME_NAME), expires)
+        record["content"] = content
+    record["seed"] = used.get("seed", row.seed)
+    record["resolution"] = used.get("resolution") or (
+        DRAFT_RESOLUTION if row.draft else request.resolution or RESOLUTION_DEFAULT)
+    record["ratio"] = used.get("ratio") or request.ratio or RATIO_DEFAULT
+    # `frames` only when it was asked for; otherwise `duration`, never both (spec 2.5).
+    if request.frames is not None:
+        record["frames"] = used.get("frames", request.frames)
+    else:
+        record["duration"] = used.get("duration", effective(request, "duration"))
+    record["framespersecond"] = used.get("fps", L.FRAMES_PER_SECOND)
+    record["generate_audio"] = used.get("generate_audio", _generate_audio(request, row))
+    if request.tools:
+        record["tools"] = used.get("tools_used", [t.model_dump() for t in request.tools])
+    if row.safety_identifier is not None:
+        record["safety_identifier"] = row.safety_identifier
+    if row.priority is not None:
+        record["priority"] = row.priority
+    record["draft"] = bool(row.draft)
+    if row.draft_task_id:
+        record["draft_task_id"] = row.draft_task_id
+    record["service_tier"] = row.service_tier
+    record["execution_expires_after"] = row.execution_expires_after
+    if row.status == "succeeded" and "completion_tokens" in used:
+        usage: dict[str, Any] = {"completion_tokens": used["completion_tokens"],
+                                 "total_tokens": used["completion_tokens"]}
+        if request.tools:
+            usage["tool_usage"] = {"web_search": used.get("web_search_calls", 0)}
+        record["usage"] = usage
+    return record
+
+
+def _generate_audio(request: CreateTaskRequest, row: Row) -> bool:
+    model = find_model(row.model)
+    if model is not None and not model.capabilities.generate_audio:
+        return False
+    return bool(effective(request, "generate_audio"))

@@ -1,0 +1,122 @@
+"""HTTP routes: parse, authenticate, call the task service, shape the response. No rules here."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Request
+from fastapi.responses import FileResponse
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from ..spec.models import ListTasksQuery
+from ..spec.validation import problems_from_validation_error
+from .api_errors import ApiError, from_problems, task_not_found, unauthorized
+from .http_body import read_json_body
+from .records import result_expires_at
+
+TASKS = "/api/v3/contents/generations/tasks"
+router = APIRouter()
+
+
+def services(request: Request):
+    return request.app.state.services
+
+
+def project_of(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
+    """The project of the bearer key; 401 when the header is missing, malformed or unknown."""
+    if not authorization:
+        raise unauthorized("The Authorization header is missing; send 'Authorization: Bearer <API key>'.")
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise unauthorized("The Authorization header must be 'Bearer <API key>'.")
+    project = services(request).api_keys.get(token.strip())
+    if project is None:
+        raise unauthorized("The API key is not valid.")
+    return project
+
+
+Project = Annotated[str, Depends(project_of)]
+
+
+def base_url(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+@router.get("/healthz", tags=["service"], summary="Liveness (no authentication)")
+def healthz() -> dict:
+    return {"status": "ok"}
+
+
+@router.post(TASKS, tags=["tasks"], summary="Create a video generation task")
+async def create_task(request: Request, project: Project,
+                      idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None):
+    body = await read_json_body(request)
+    svc = services(request).tasks
+    row = await run_in_threadpool(svc.create, project, body, idempotency_key)
+    response = {"id": row.id}
+    if row.safety_identifier is not None:
+        response["safety_identifier"] = row.safety_identifier
+    return response
+
+
+def _list_query(request: Request) -> ListTasksQuery:
+    params = request.query_params
+    raw: dict[str, object] = {}
+    for name in ("page_num", "page_size", "filter.status", "filter.model", "filter.service_tier"):
+        if name in params:
+            raw[name] = params[name]
+    if "filter.task_ids" in params:
+        raw["filter.task_ids"] = params.getlist("filter.task_ids")
+    try:
+        return ListTasksQuery.model_validate(raw)
+    except ValidationError as exc:
+        raise from_problems(problems_from_validation_error(exc)) from exc
+
+
+@router.get(TASKS, tags=["tasks"], summary="List the tasks of the last 7 days")
+def list_tasks(request: Request, project: Project):
+    query = _list_query(request)
+    svc = services(request).tasks
+    total, rows = svc.list(project, query)
+    base = base_url(request)
+    return {"total": total, "items": [svc.record(row, base) for row in rows]}
+
+
+@router.get(TASKS + "/{task_id}", tags=["tasks"], summary="Get one task")
+def get_task(request: Request, task_id: str, project: Project):
+    svc = services(request).tasks
+    return svc.record(svc.get(project, task_id), base_url(request))
+
+
+@router.delete(TASKS + "/{task_id}", tags=["tasks"],
+               summary="Cancel a queued task, or delete the record of a finished one")
+def delete_task(request: Request, task_id: str, project: Project):
+    services(request).tasks.delete(project, task_id)
+    return {}
+
+
+@router.get(TASKS + "/{task_id}/callbacks", tags=["tasks"],
+            summary="Callback delivery log of one task (beyond the specification)")
+def callback_log(request: Request, task_id: str, project: Project):
+    svc = services(request)
+    svc.tasks.get(project, task_id)
+    return {"items": svc.callbacks.log_for(task_id)}
+
+
+@router.get("/files/{task_id}/{name}", tags=["files"], summary="A result file, by signed URL")
+def result_file(request: Request, task_id: str, name: str, expires: int = 0, signature: str = ""):
+    svc = services(request)
+    path = f"/files/{task_id}/{name}"
+    if not signature or not svc.signer.verify(path, expires, signature):
+        raise ApiError(403, "AccessDenied", "The signature of this URL is not valid.", "signature")
+    if svc.settings.clock() >= expires:
+        raise ApiError(403, "AccessDenied", "This result URL has expired (result URLs are valid for 24 hours).",
+                       "expires")
+    row = svc.store.get_by_id(task_id)
+    file = svc.files.path(task_id, name)
+    if row is None or file is None or row.status != "succeeded" or result_expires_at(row) != expires:
+        raise task_not_found(task_id)
+    media_type = "video/mp4" if name.endswith(".mp4") else "image/png"
+    return FileResponse(file, media_type=media_type, headers={"Cache-Control": "private, max-age=3600"})
+

@@ -1,0 +1,76 @@
+"""Settings of one service instance. Built by the CLI (or a test), passed to `create_app`;
+nothing is read from the environment at import time."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..spec.catalog import MODELS
+
+# Endpoint ids that every local project may use, one per catalog model, so that requests written
+# for the real service with an `ep-...` id have something to point at.
+DEFAULT_ENDPOINTS: dict[str, str] = {
+    f"ep-local-{m.id.removeprefix('doubao-')}": m.id for m in MODELS
+}
+
+
+@dataclass
+class Settings:
+    data_dir: Path
+    # key -> project name. Empty means: read keys from DAILIES_API_KEYS or the keys file.
+    api_keys: dict[str, str] = field(default_factory=dict)
+    workers: int = 1
+    # Where result URLs point when there is no request to take the host from (callbacks).
+    public_url: str = "http://127.0.0.1:8000"
+    endpoints: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ENDPOINTS))
+    # Loopback is allowed by default so that demos and tests on one machine work.
+    allow_loopback_callbacks: bool = True
+    allow_private_callbacks: bool = False
+    allow_loopback_inputs: bool = False
+    # Seconds between heartbeats of a running render; a task whose heartbeat is older than
+    # `stale_after` belongs to a dead worker and is put back in the queue.
+    heartbeat_interval: float = 1.0
+    stale_after: float = 15.0
+    # How often the housekeeper looks for expired tasks and purges old records.
+    sweep_interval: float = 5.0
+    poll_interval: float = 0.2
+    # Callback retry delays for succeeded/failed (seconds before retry 1, 2, 3).
+    callback_retry_delays: tuple[float, ...] = (2.0, 10.0, 40.0)
+    callback_timeout: float = 10.0
+    clock: Callable[[], float] = time.time
+    log_requests: bool = True
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "dailies.sqlite3"
+
+    @property
+    def files_dir(self) -> Path:
+        return self.data_dir / "files"
+
+    @property
+    def assets_dir(self) -> Path:
+        return self.data_dir / "assets"
+
+
+def parse_api_keys(text: str) -> dict[str, str]:
+    """`DAILIES_API_KEYS`: comma-separated; `project:key` puts a key in a named project, a bare
+    key is a project of its own (named after the key's first characters)."""
+    keys: dict[str, str] = {}
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        project, sep, key = part.partition(":")
+        if not sep:
+            project, key = f"key-{part[:8]}", part
+        keys[key.strip()] = project.strip()
+    return keys
+
+
+def keys_from_environment() -> dict[str, str]:
+    return parse_api_keys(os.environ.get("DAILIES_API_KEYS", ""))

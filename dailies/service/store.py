@@ -1,0 +1,265 @@
+"""The task store: every read and every guarded state change of a task.
+
+Each transition is one `UPDATE ... WHERE id = ? AND status IN (...) RETURNING *` whose result is
+checked, so two actors can never both win (a cancel never races a success; two workers never
+claim one task). Status-change hooks run inside the same transaction, so the callback event of a
+change is stored if and only if the change is.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import string
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection, Engine, Row, and_, delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from ..spec import limits as L
+from ..spec.models import ListTasksQuery
+from .db import idempotency, tasks, writer
+
+log = logging.getLogger("dailies.tasks")
+
+ChangeHook = Callable[[Connection, Row], None]
+
+_ID_ALPHABET = string.ascii_lowercase + string.digits
+
+
+def new_task_id(now: float) -> str:
+    """`cgt-YYYYMMDDHHMMSS-xxxxx` (DESIGN.md section 3)."""
+    stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%d%H%M%S")
+    return f"cgt-{stamp}-{''.join(secrets.choice(_ID_ALPHABET) for _ in range(5))}"
+
+
+class TaskStore:
+    def __init__(self, engine: Engine, on_change: ChangeHook | None = None) -> None:
+        self.engine = engine
+        self.write = writer(engine)
+        self.on_change = on_change
+
+    # ---------- reads ----------
+
+    def get(self, project: str, task_id: str) -> Row | None:
+        """A task of this project; another project's task is as absent as a missing one."""
+        with self.engine.connect() as conn:
+            return conn.execute(
+                select(tasks).where(tasks.c.id == task_id, tasks.c.project == project)
+            ).first()
+
+    def get_by_id(self, task_id: str) -> Row | None:
+        with self.engine.connect() as conn:
+            return conn.execute(select(tasks).where(tasks.c.id == task_id)).first()
+
+    def list(self, project: str, query: ListTasksQuery, now: int) -> tuple[int, list[Row]]:
+        """Tasks created in [now - 7 days, now), newest first, with the query's filters."""
+        where = [
+            tasks.c.project == project,
+            tasks.c.service_tier == query.service_tier,
+            tasks.c.created_at >= now - L.RECORD_RETENTION_SECONDS,
+            tasks.c.created_at < now,
+        ]
+        if query.status:
+            where.append(tasks.c.status == query.status)
+        if query.model:
+            where.append(tasks.c.endpoint == query.model)
+        if query.task_ids:
+            where.append(tasks.c.id.in_(query.task_ids))
+        cond = and_(*where)
+        with self.engine.connect() as conn:
+            total = conn.execute(select(func.count()).select_from(tasks).where(cond)).scalar_one()
+            rows = conn.execute(
+                select(tasks).where(cond)
+                .order_by(tasks.c.created_at.desc(), tasks.c.seq.desc())
+                .limit(query.page_size).offset((query.page_num - 1) * query.page_size)
+            ).all()
+        return total, rows
+
+    def count_queued(self, conn: Connection, project: str) -> int:
+        return conn.execute(
+            select(func.count()).select_from(tasks).where(tasks.c.project == project, tasks.c.status == "queued")
+        ).scalar_one()
+
+    # ---------- creation ----------
+
+    def insert(self, values: dict, *, quota: int | None = None,
+               idempotency_key: str | None = None, body_hash: str | None = None) -> tuple[str, Row | None]:
+        """Insert a queued task. Returns ("created", row), ("quota", None) when the project
+        already has `quota` queued tasks, or ("replay", row) / ("conflict", row) when the
+        idempotency key was used before with the same / another body."""
+        with self.write.begin() as conn:
+            if idempotency_key is not None:
+                seen = conn.execute(select(idempotency).where(
+                    idempotency.c.project == values["project"], idempotency.c.key == idempotency_key,
+                    idempotency.c.created_at > values["created_at"] - L.IDEMPOTENCY_WINDOW_SECONDS,
+                )).first()
+                if seen is not None:
+                    outcome = "replay" if seen.body_hash == body_hash else "conflict"
+                    return outcome, conn.execute(select(tasks).where(tasks.c.id == seen.task_id)).first()
+            if quota is not None and self.count_queued(conn, values["project"]) >= quota:
+                return "quota", None
+            for _ in range(5):
+                try:
+                    with conn.begin_nested():
+                        row = conn.execute(insert(tasks).values(**values).returning(*tasks.c)).one()
+                    break
+                except IntegrityError:  # an id drawn twice in one second: draw again
+                    values = {**values, "id": new_task_id(values["created_at"])}
+            else:  # pragma: no cover - five collisions in a row of a 36^5 draw
+                raise RuntimeError("could not allocate a task id")
+            if idempotency_key is not None:
+                conn.execute(
+                    insert(idempotency).prefix_with("OR REPLACE").values(
+                        project=values["project"], key=idempotency_key, body_hash=body_hash,
+                        task_id=row.id, created_at=values["created_at"],
+                    )
+                )
+            log.info("task %s created -> queued (project %s, model %s)", row.id, row.project, row.model)
+            if self.on_change:
+                self.on_change(conn, row)
+        return "created", row
+
+    # ---------- transitions ----------
+
+    def _transition(self, conn: Connection, task_id: str, from_statuses: Iterable[str], values: dict,
+                    *extra_where) -> Row | None:
+        stmt = (
+            update(tasks)
+            .where(tasks.c.id == task_id, tasks.c.status.in_(tuple(from_statuses)), *extra_where)
+            .values(**values)
+            .returning(*tasks.c)
+        )
+        row = conn.execute(stmt).first()
+        if row is not None and "status" in values:
+            log.info("task %s -> %s%s", task_id, values["status"],
+                     f" ({values['error_code']})" if values.get("error_code") else "")
+            if self.on_change:
+                self.on_change(conn, row)
+        return row
+
+    def claim_next(self, worker_id: str, now: float) -> Row | None:
+        """Take the next queued task: `default` tier before `flex`; within one endpoint larger
+        priority first, then age; across endpoints, the endpoint whose oldest queued task is
+        oldest goes first (so priority reorders an endpoint's own turn, not other endpoints')."""
+        t = tasks.alias("t")
+        u = tasks.alias("u")
+        endpoint_age = (
+            select(func.min(u.c.created_at))
+            .where(u.c.status == "queued", u.c.endpoint == t.c.endpoint, u.c.tier_rank == t.c.tier_rank)
+            .scalar_subquery()
+        )
+        pick = (
+            select(t.c.id).where(t.c.status == "queued", t.c.deadline_at > int(now))
+            .order_by(t.c.tier_rank, endpoint_age, func.coalesce(t.c.priority, 0).desc(),
+                      t.c.created_at, t.c.seq)
+            .limit(1)
+        )
+        with self.write.begin() as conn:
+            task_id = conn.execute(pick).scalar()
+            if task_id is None:
+                return None
+            return self._transition(conn, task_id, ("queued",), {
+                "status": "running", "worker_id": worker_id, "heartbeat_at": now,
+                "started_at": int(now), "updated_at": int(now), "attempts": tasks.c.attempts + 1,
+            })
+
+    def heartbeat(self, task_id: str, worker_id: str, now: float) -> bool:
+        """Refresh a running task's heartbeat. False when the task is no longer this worker's
+        running task (expired, recovered after a stall, or deleted): the worker must stop."""
+        with self.write.begin() as conn:
+            result = conn.execute(
+                update(tasks)
+                .where(tasks.c.id == task_id, tasks.c.status == "running", tasks.c.worker_id == worker_id)
+                .values(heartbeat_at=now)
+            )
+            return result.rowcount == 1
+
+    def succeed(self, task_id: str, worker_id: str, now: float, result: str,
+                video_file: str, last_frame_file: str | None) -> Row | None:
+        with self.write.begin() as conn:
+            return self._transition(conn, task_id, ("running",), {
+                "status": "succeeded", "updated_at": int(now), "finished_at": int(now), "result": result,
+                "video_file": video_file, "last_frame_file": last_frame_file,
+            }, tasks.c.worker_id == worker_id)
+
+    def fail(self, task_id: str, worker_id: str | None, now: float, code: str, message: str,
+             from_statuses: tuple[str, ...] = ("running",)) -> Row | None:
+        extra = (tasks.c.worker_id == worker_id,) if worker_id else ()
+        with self.write.begin() as conn:
+            return self._transition(conn, task_id, from_statuses, {
+                "status": "failed", "updated_at": int(now), "finished_at": int(now),
+                "error_code": code, "error_message": message,
+            }, *extra)
+
+    def cancel(self, project: str, task_id: str, now: float) -> Row | None:
+        """queued -> cancelled; None when the task was not queued (anymore)."""
+        with self.write.begin() as conn:
+            return self._transition(conn, task_id, ("queued",), {
+                "status": "cancelled", "updated_at": int(now), "finished_at": int(now),
+            }, tasks.c.project == project)
+
+    def delete_terminal(self, project: str, task_id: str) -> Row | None:
+        """Delete the record of a succeeded, failed or expired task; returns the deleted row."""
+        with self.write.begin() as conn:
+            row = conn.execute(
+                delete(tasks)
+                .where(tasks.c.id == task_id, tasks.c.project == project,
+                       tasks.c.status.in_(("succeeded", "failed", "expired")))
+                .returning(*tasks.c)
+            ).first()
+        if row is not None:
+            log.info("task %s deleted (was %s)", task_id, row.status)
+        return row
+
+    def expire_overdue(self, now: float) -> list[Row]:
+        """queued or running past `execution_expires_after` -> expired (spec section 3)."""
+        with self.engine.connect() as conn:
+            due = conn.execute(select(tasks.c.id).where(
+                tasks.c.status.in_(("queued", "running")), tasks.c.deadline_at <= int(now)
+            )).scalars().all()
+        expired = []
+        for task_id in due:
+            with self.write.begin() as conn:
+                row = self._transition(conn, task_id, ("queued", "running"), {
+                    "status": "expired", "updated_at": int(now), "finished_at": int(now),
+                    "error_code": "TaskExpired",
+                    "error_message": "The task did not finish within execution_expires_after.",
+                }, tasks.c.deadline_at <= int(now))
+            if row is not None:
+                expired.append(row)
+        return expired
+
+    def requeue_stale(self, now: float, stale_after: float) -> list[Row]:
+        """Running tasks whose worker stopped beating (killed, crashed) go back to the queue.
+        The dead worker's result can never land: finishing requires its worker id."""
+        limit = now - stale_after
+        with self.engine.connect() as conn:
+            stale = conn.execute(select(tasks.c.id).where(
+                tasks.c.status == "running", tasks.c.heartbeat_at < limit
+            )).scalars().all()
+        recovered = []
+        for task_id in stale:
+            with self.write.begin() as conn:
+                row = self._transition(conn, task_id, ("running",), {
+                    "status": "queued", "worker_id": None, "heartbeat_at": None, "updated_at": int(now),
+                }, tasks.c.heartbeat_at < limit)
+            if row is not None:
+                log.warning("task %s recovered from a worker that stopped beating", task_id)
+                recovered.append(row)
+        return recovered
+
+    def purge(self, now: float) -> list[Row]:
+        """Delete records created more than 7 days ago; returns them so files can go too."""
+        cutoff = int(now) - L.RECORD_RETENTION_SECONDS
+        with self.write.begin() as conn:
+            rows = conn.execute(
+                delete(tasks).where(tasks.c.created_at < cutoff).returning(*tasks.c)
+            ).all()
+            conn.execute(delete(idempotency).where(
+                idempotency.c.created_at < int(now) - L.IDEMPOTENCY_WINDOW_SECONDS))
+        if rows:
+            log.info("purged %d task records older than 7 days", len(rows))
+        return rows
+

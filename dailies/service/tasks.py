@@ -1,0 +1,218 @@
+"""What the routes ask of the service: create, read, list and delete tasks, with every rule of
+the contract applied. Routes stay thin; this module holds the decisions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import Row
+
+from ..spec import limits as L
+from ..spec.catalog import Model, find_model
+from ..spec.media import check_inline_material
+from ..spec.models import CreateTaskRequest, ListTasksQuery, effective
+from ..spec.problems import Problem
+from ..spec.validation import check_create_body
+from .api_errors import ApiError, from_problems, task_not_found
+from .files import ResultFiles
+from .records import build_record
+from .settings import Settings
+from .signing import UrlSigner
+from .store import TaskStore, new_task_id
+
+# What a final may set again on top of its draft (DESIGN.md section 3, draft flow).
+FINAL_OVERRIDES = ("resolution", "watermark", "service_tier", "return_last_frame", "callback_url",
+                   "execution_expires_after", "safety_identifier")
+
+
+@dataclass
+class ResolvedModel:
+    model: Model
+    name: str  # what the request named: a model id or an endpoint id
+
+
+class TaskService:
+    def __init__(self, settings: Settings, store: TaskStore, signer: UrlSigner, files: ResultFiles,
+                 project_models: dict[str, frozenset[str]] | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.signer = signer
+        self.files = files
+        self.project_models = project_models or {}
+
+    def now(self) -> float:
+        return self.settings.clock()
+
+    # ---------- create ----------
+
+    def resolve_model(self, project: str, name: object) -> ResolvedModel | None:
+        if not isinstance(name, str):
+            return None  # the model check reports the type
+        model_id = self.settings.endpoints.get(name, name)
+        model = find_model(model_id)
+        if model is None:
+            raise ApiError(404, "InvalidEndpointOrModel.NotFound",
+                           f"The model or endpoint {name} does not exist or you do not have access to it.",
+                           "model")
+        allowed = self.project_models.get(project)
+        if allowed is not None and model.id not in allowed:
+            raise ApiError(403, "AccessDenied", f"The model {model.id} is not enabled for this API key.", "model")
+        return ResolvedModel(model, name)
+
+    def create(self, project: str, body: object, idempotency_key: str | None = None) -> Row:
+        resolved = self.resolve_model(project, body.get("model")) if isinstance(body, dict) else None
+        checked = check_create_body(body, resolved.model if resolved else None)
+        if checked.problems or checked.request is None:
+            raise from_problems(checked.problems)
+        request = checked.request
+        assert resolved is not None
+        inline = check_inline_material(request.content)
+        if inline:
+            raise from_problems(inline)
+        self._check_callback_url(request)
+        draft_row = self._draft_of(project, request, resolved)
+        to_render = self._final_from_draft(request, draft_row) if draft_row is not None else request
+        now = self.now()
+        seed = self._seed_for(to_render, draft_row)
+        tier = effective(request, "service_tier")
+        expires_after = effective(request, "execution_expires_after")
+        values = {
+            "id": new_task_id(now),
+            "project": project,
+            "model": resolved.model.id,
+            "endpoint": resolved.name,
+            "status": "queued",
+            "service_tier": tier,
+            "tier_rank": 0 if tier == "default" else 1,
+            "priority": request.priority,
+            "request": json.dumps(to_render.to_json_dict(), separators=(",", ":")),
+            "seed": seed,
+            "draft": bool(request.draft),
+            "draft_task_id": draft_row.id if draft_row is not None else None,
+            "safety_identifier": request.safety_identifier,
+            "callback_url": request.callback_url,
+            "execution_expires_after": expires_after,
+            "deadline_at": int(now) + expires_after,
+            "created_at": int(now),
+            "updated_at": int(now),
+            "attempts": 0,
+        }
+        outcome, row = self.store.insert(
+            values, quota=L.QUEUED_TASKS_PER_PROJECT_MAX, idempotency_key=idempotency_key,
+            body_hash=_body_hash(body) if idempotency_key else None,
+        )
+        if outcome == "quota":
+            raise ApiError(429, "QuotaExceeded",
+                           f"The project already has {L.QUEUED_TASKS_PER_PROJECT_MAX} queued tasks; "
+                           "wait for some to start or cancel some.", "")
+        if outcome == "conflict":
+            raise ApiError(409, "IdempotencyKeyReused",
+                           "This Idempotency-Key was used in the last 24 hours with a different body.",
+                           "Idempotency-Key")
+        assert row is not None
+        return row
+
+    def _check_callback_url(self, request: CreateTaskRequest) -> None:
+        if request.callback_url is None:
+            return
+        from ..netguard import BlockedAddress, check_public_host
+
+        url = request.callback_url
+        if not url.startswith(("http://", "https://")):
+            raise ApiError(400, "InvalidParameter", "callback_url must be an http or https URL.", "callback_url")
+        try:
+            check_public_host(url, allow_loopback=self.settings.allow_loopback_callbacks,
+                              allow_private=self.settings.allow_private_callbacks)
+        except BlockedAddress as exc:
+            raise ApiError(400, "InvalidParameter", f"callback_url is refused: {exc}", "callback_url") from exc
+        except ValueError as exc:
+            raise ApiError(400, "InvalidParameter", f"callback_url is not usable: {exc}", "callback_url") from exc
+
+    def _draft_of(self, project: str, request: CreateTaskRequest, resolved: ResolvedModel) -> Row | None:
+        items = [(i, it) for i, it in enumerate(request.content) if it.type == "draft_task"]
+        if not items:
+            return None
+        index, item = items[0]
+        where = f"content[{index}].draft_task.id"
+        row = self.store.get(project, item.draft_task.id)
+        if row is None:
+            raise from_problems([Problem(where, f"draft task {item.draft_task.id} was not found")])
+        if not row.draft:
+            raise from_problems([Problem(where, f"task {row.id} is not a draft")])
+        if row.status != "succeeded":
+            raise from_problems([Problem(where, f"draft task {row.id} is {row.status}; it must have succeeded")])
+        if row.created_at < self.now() - L.RECORD_RETENTION_SECONDS:
+            raise from_problems([Problem(where, f"draft task {row.id} is older than 7 days")])
+        if row.model != resolved.model.id:
+            raise from_problems([Problem("model", f"the draft was made with {row.model}; the final must use it too")])
+        return row
+
+    @staticmethod
+    def _final_from_draft(request: CreateTaskRequest, draft_row: Row) -> CreateTaskRequest:
+        """The request to render for a final: the draft's inputs and choices, with what the
+        final may set again."""
+        draft_request = json.loads(draft_row.request)
+        used = json.loads(draft_row.result or "{}")
+        merged = {k: v for k, v in draft_request.items() if k not in FINAL_OVERRIDES and k != "draft"}
+        merged["model"] = request.model
+        merged["seed"] = used.get("seed", draft_row.seed)
+        if "ratio" in used:
+            merged["ratio"] = used["ratio"]
+        if "duration" in used and used["duration"] is not None:
+            merged["duration"] = used["duration"]
+        for field in FINAL_OVERRIDES:
+            value = getattr(request, field)
+            if value is not None:
+                merged[field] = value
+        return CreateTaskRequest.model_validate(merged)
+
+    @staticmethod
+    def _seed_for(request: CreateTaskRequest, draft_row: Row | None) -> int:
+        if draft_row is not None:
+            return draft_row.seed
+        seed = request.seed
+        if seed is None or seed == -1:
+            return secrets.randbelow(L.SEED_MAX + 1)
+        return seed
+
+    # ---------- read ----------
+
+    def record(self, row: Row, base_url: str) -> dict:
+        return build_record(row, self.signer, base_url)
+
+    def get(self, project: str, task_id: str) -> Row:
+        row = self.store.get(project, task_id)
+        if row is None:
+            raise task_not_found(task_id)
+        return row
+
+    def list(self, project: str, query: ListTasksQuery) -> tuple[int, list[Row]]:
+        return self.store.list(project, query, int(self.now()))
+
+    # ---------- delete ----------
+
+    def delete(self, project: str, task_id: str) -> None:
+        """queued -> cancelled; terminal -> record deleted; running or cancelled -> 409."""
+        row = self.get(project, task_id)
+        if row.status == "queued":
+            if self.store.cancel(project, task_id, self.now()) is not None:
+                return
+            row = self.get(project, task_id)  # it started or ended meanwhile
+        if row.status in ("succeeded", "failed", "expired"):
+            deleted = self.store.delete_terminal(project, task_id)
+            if deleted is not None:
+                self.files.remove(task_id)
+                return
+            row = self.get(project, task_id)
+        if row.status == "running":
+            raise ApiError(409, "InvalidAction.RunningTaskDeletion",
+                           f"The task {task_id} is running and cannot be cancelled or deleted.", "id")
+        raise ApiError(409, "InvalidAction.CancelledTaskDeletion",
+                       f"The task {task_id} was cancelled; its record is kept until it is purged.", "id")
+
+
+def _body_hash(body: object) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

@@ -1,0 +1,164 @@
+"""Render slots and the housekeeper.
+
+Each slot is a thread that claims the next task (a guarded UPDATE), renders it with the
+generator and records the outcome (guarded by its worker id, so a worker that lost the task
+cannot overwrite anyone). One heartbeat thread refreshes every running task of this process;
+when a refresh finds the task no longer ours (expired, recovered after a stall), the render is
+told to stop. The housekeeper expires overdue tasks, puts back tasks of dead workers and purges
+week-old records and files.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import socket
+import threading
+import uuid
+from dataclasses import asdict
+
+from sqlalchemy import Row
+
+from ..generator import Generator, InputError, InputResolver, RenderCancelled, RenderJob
+from ..spec.models import CreateTaskRequest
+from .files import ResultFiles
+from .records import LAST_FRAME_NAME, VIDEO_NAME
+from .settings import Settings
+from .store import TaskStore
+
+log = logging.getLogger("dailies.workers")
+
+
+class _Running:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.tasks: dict[str, tuple[str, threading.Event]] = {}  # task id -> (worker id, lost flag)
+
+    def add(self, task_id: str, worker_id: str) -> threading.Event:
+        lost = threading.Event()
+        with self.lock:
+            self.tasks[task_id] = (worker_id, lost)
+        return lost
+
+    def remove(self, task_id: str) -> None:
+        with self.lock:
+            self.tasks.pop(task_id, None)
+
+    def snapshot(self) -> list[tuple[str, str, threading.Event]]:
+        with self.lock:
+            return [(t, w, e) for t, (w, e) in self.tasks.items()]
+
+
+class WorkerPool:
+    def __init__(self, settings: Settings, store: TaskStore, generator: Generator, files: ResultFiles) -> None:
+        self.settings = settings
+        self.store = store
+        self.generator = generator
+        self.files = files
+        self.inputs = InputResolver(settings.data_dir, allow_loopback=settings.allow_loopback_inputs)
+        self.stop_event = threading.Event()
+        self.running = _Running()
+        self.threads: list[threading.Thread] = []
+        self.process_tag = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+    # ---------- lifecycle ----------
+
+    def start(self) -> None:
+        self.stop_event.clear()
+        self._spawn(self._housekeeper, "housekeeper")
+        if self.settings.workers > 0:
+            self._spawn(self._heartbeats, "heartbeats")
+        for slot in range(self.settings.workers):
+            self._spawn(self._slot, f"render-{slot}", f"{self.process_tag}-{slot}")
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.stop_event.set()
+        for thread in self.threads:
+            thread.join(timeout)
+        self.threads.clear()
+
+    def _spawn(self, target, name: str, *args) -> None:
+        thread = threading.Thread(target=target, args=args, name=f"dailies-{name}", daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+    # ---------- render slots ----------
+
+    def _slot(self, worker_id: str) -> None:
+        while not self.stop_event.is_set():
+            try:
+                row = self.store.claim_next(worker_id, self.settings.clock())
+            except Exception:  # a locked or busy database must not kill the slot
+                log.exception("claiming a task failed; retrying")
+                row = None
+            if row is None:
+                self.stop_event.wait(self.settings.poll_interval)
+                continue
+            self.run_one(row, worker_id)
+
+    def run_one(self, row: Row, worker_id: str) -> None:
+        lost = self.running.add(row.id, worker_id)
+        scratch = self.files.root / ".work" / f"{row.id}-{worker_id}"
+        try:
+            job = RenderJob(task_id=row.id, request=CreateTaskRequest.model_validate_json(row.request),
+                            output_dir=scratch, seed=row.seed, draft=bool(row.draft))
+            scratch.mkdir(parents=True, exist_ok=True)
+            result = self.generator.render(
+                job, self.inputs, progress=lambda f: None,
+                is_cancelled=lambda: lost.is_set() or self.stop_event.is_set(),
+            )
+            final_dir = self.files.dir_for(row.id)
+            final_dir.mkdir(parents=True, exist_ok=True)
+            os.replace(result.video_path, final_dir / VIDEO_NAME)
+            last_frame = None
+            if result.last_frame_path is not None:
+                os.replace(result.last_frame_path, final_dir / LAST_FRAME_NAME)
+                last_frame = LAST_FRAME_NAME
+            used = asdict(result)
+            used.pop("video_path"), used.pop("last_frame_path")
+            done = self.store.succeed(row.id, worker_id, self.settings.clock(), json.dumps(used),
+                                      VIDEO_NAME, last_frame)
+            if done is None:  # expired or taken back while we rendered: our files are not wanted
+                self.files.remove(row.id)
+        except RenderCancelled:
+            log.info("render of %s stopped (task no longer running here)", row.id)
+        except InputError as exc:
+            self.store.fail(row.id, worker_id, self.settings.clock(), exc.code, exc.message)
+        except Exception as exc:
+            log.exception("render of %s failed", row.id)
+            self.store.fail(row.id, worker_id, self.settings.clock(), "InternalServiceError",
+                            f"The preview renderer failed: {type(exc).__name__}: {exc}")
+        finally:
+            self.running.remove(row.id)
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    # ---------- heartbeats ----------
+
+    def _heartbeats(self) -> None:
+        while not self.stop_event.wait(self.settings.heartbeat_interval):
+            for task_id, worker_id, lost in self.running.snapshot():
+                try:
+                    if not self.store.heartbeat(task_id, worker_id, self.settings.clock()):
+                        lost.set()
+                except Exception:
+                    log.exception("heartbeat of %s failed", task_id)
+
+    # ---------- housekeeping ----------
+
+    def sweep(self) -> None:
+        """One pass of housekeeping; also callable directly (tests, startup)."""
+        now = self.settings.clock()
+        self.store.expire_overdue(now)
+        self.store.requeue_stale(now, self.settings.stale_after)
+        for row in self.store.purge(now):
+            self.files.remove(row.id)
+
+    def _housekeeper(self) -> None:
+        while not self.stop_event.is_set():
+            try:
+                self.sweep()
+            except Exception:
+                log.exception("housekeeping pass failed")
+            self.stop_event.wait(self.settings.sweep_interval)

@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..generator import Generator, PreviewGenerator
+from ..generator.protocol import Generator
 from . import keys as key_store
 from .api_errors import ApiError
 from .callbacks import CallbackQueue
@@ -52,7 +52,7 @@ class Services:
         )
         self.store = TaskStore(self.engine, on_change=self.callbacks.enqueue)
         self.tasks = TaskService(settings, self.store, self.signer, self.files)
-        self.workers = WorkerPool(settings, self.store, generator or PreviewGenerator(), self.files)
+        self.workers = WorkerPool(settings, self.store, generator or _preview_generator(), self.files)
 
     @lru_cache(maxsize=256)  # noqa: B019 - one Services per app; the cache dies with it
     def webhook_secret(self, project: str) -> str:
@@ -66,6 +66,12 @@ class Services:
         self.workers.stop()
         self.callbacks.stop()
         self.engine.dispose()
+
+
+def _preview_generator() -> Generator:
+    from ..generator import PreviewGenerator
+
+    return PreviewGenerator()
 
 
 def create_app(settings: Settings, generator: Generator | None = None, start_background: bool = True) -> FastAPI:

@@ -21,7 +21,8 @@ from dataclasses import asdict
 
 from sqlalchemy import Row
 
-from ..generator import Generator, InputError, InputResolver, RenderCancelled, RenderJob
+from ..generator.inputs import InputError, InputResolver
+from ..generator.protocol import Generator, RenderCancelled, RenderJob
 from ..spec.models import CreateTaskRequest
 from .files import ResultFiles
 from .records import LAST_FRAME_NAME, VIDEO_NAME

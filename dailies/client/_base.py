@@ -1,0 +1,324 @@
+"""What `Client` and `AsyncClient` share: configuration, request building, response parsing,
+paging, polling and download bookkeeping. Nothing here performs I/O on the network or sleeps,
+so the sync and async clients are thin shells that only send, await and sleep.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from dailies.spec import limits
+from dailies.spec.models import (
+    CreateTaskRequest,
+    FilterStatus,
+    ListTasksQuery,
+    ListTasksResponse,
+    ServiceTier,
+    TaskRecord,
+)
+
+from ._retry import RetryPolicy
+from .errors import APIResponseValidationError, MissingAPIKeyError, RequestValidationError
+
+log = logging.getLogger("dailies.client")
+
+API_KEY_ENV = "ARK_API_KEY"
+BASE_URL_ENV = "ARK_BASE_URL"
+# The local service that `dailies up` starts, so a fresh checkout needs only a key.
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/api/v3"
+# Generous reads (a create may carry a 64 MB body), short connects (a dead host fails fast).
+DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+_TASKS_PATH = "/contents/generations/tasks"
+# Small enough that a progress bar moves smoothly, large enough that writes stay cheap.
+DOWNLOAD_CHUNK_BYTES = 256 * 1024
+
+ProgressCallback = Callable[[int, int | None], Any]
+M = TypeVar("M", bound=BaseModel)
+
+
+def _user_agent() -> str:
+    try:
+        version = metadata.version("dailies")
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        version = "0+unknown"
+    return f"dailies-client/{version}"
+
+
+USER_AGENT = _user_agent()
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """The resolved settings of one client. `timeout` None means "the HTTP client's own"."""
+
+    api_key: str = field(repr=False)
+    base_url: str
+    timeout: httpx.Timeout | None
+    policy: RetryPolicy
+
+
+def resolve_config(
+    *,
+    api_key: str | None,
+    base_url: str | httpx.URL | None,
+    timeout: float | httpx.Timeout | None,
+    max_retries: int,
+    env: Mapping[str, str],
+) -> ClientConfig:
+    """Constructor arguments first, then `ARK_API_KEY` / `ARK_BASE_URL`, then the local default."""
+    key = api_key if api_key is not None else env.get(API_KEY_ENV, "")
+    if not key:
+        raise MissingAPIKeyError(f"no API key: pass api_key=... or set the {API_KEY_ENV} variable")
+    url = str(base_url) if base_url is not None else (env.get(BASE_URL_ENV) or DEFAULT_BASE_URL)
+    if not isinstance(timeout, httpx.Timeout | None):
+        timeout = httpx.Timeout(timeout)
+    return ClientConfig(
+        api_key=key,
+        base_url=normalize_base_url(url),
+        timeout=timeout,
+        policy=RetryPolicy(max_retries=max_retries),
+    )
+
+
+def normalize_base_url(url: str) -> str:
+    """The base URL without a trailing slash, so paths are appended the same way either way.
+
+    It must include the version prefix, as the real service's does (`https://host/api/v3`).
+    """
+    try:
+        parsed = httpx.URL(url.strip())
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"base_url is not a URL: {url!r} ({exc})") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"base_url must be an http(s) URL such as {DEFAULT_BASE_URL!r}, got {url!r}")
+    if parsed.query or parsed.fragment:
+        raise ValueError(f"base_url must not carry a query or fragment, got {url!r}")
+    return str(parsed).rstrip("/")
+
+
+def new_idempotency_key() -> str:
+    """A fresh key for one logical create; every retry of that create sends the same one."""
+    return str(uuid.uuid4())
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """One HTTP request, described. Built into an `httpx.Request` once and resent as is on retry."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    params: Sequence[tuple[str, str | int]] | None = None
+    json: Any = None
+
+    def build(self, http: httpx.Client | httpx.AsyncClient, timeout: httpx.Timeout | None) -> httpx.Request:
+        return http.build_request(
+            self.method,
+            self.url,
+            headers=dict(self.headers),
+            params=list(self.params) if self.params is not None else None,
+            json=self.json,
+            timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        )
+
+
+class Endpoints:
+    """The API's requests, as `RequestSpec`s for one configuration."""
+
+    def __init__(self, config: ClientConfig) -> None:
+        self._config = config
+        self._origin = _origin(httpx.URL(config.base_url))
+
+    def _headers(self, *, auth: bool = True) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if auth:
+            headers["Authorization"] = f"Bearer {self._config.api_key}"
+        return headers
+
+    def _task_url(self, task_id: str) -> str:
+        if not isinstance(task_id, str) or not task_id:
+            raise ValueError(f"task_id must be a non-empty string, got {task_id!r}")
+        # Quoted whole, so an id can never reach another path (".." or "/" in it).
+        return f"{self._config.base_url}{_TASKS_PATH}/{quote(task_id, safe='')}"
+
+    def create(self, request: CreateTaskRequest, idempotency_key: str) -> RequestSpec:
+        headers = self._headers() | {IDEMPOTENCY_HEADER: idempotency_key}
+        return RequestSpec("POST", self._config.base_url + _TASKS_PATH, headers, json=request.to_json_dict())
+
+    def get(self, task_id: str) -> RequestSpec:
+        return RequestSpec("GET", self._task_url(task_id), self._headers())
+
+    def list(self, query: ListTasksQuery) -> RequestSpec:
+        url = self._config.base_url + _TASKS_PATH
+        return RequestSpec("GET", url, self._headers(), params=query.to_params())
+
+    def delete(self, task_id: str) -> RequestSpec:
+        return RequestSpec("DELETE", self._task_url(task_id), self._headers(), json={})
+
+    def download(self, url: str) -> RequestSpec:
+        """A GET of a result file. Relative URLs are taken from the base URL's host. The key is sent
+        only to the base URL's own origin: result URLs are signed, and may point at a CDN."""
+        target = httpx.URL(self._config.base_url).join(url)
+        if target.scheme not in ("http", "https"):
+            raise ValueError(f"can only download http(s) URLs, got {url!r}")
+        headers = self._headers(auth=_origin(target) == self._origin)
+        headers["Accept"] = "*/*"
+        return RequestSpec("GET", str(target), headers)
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    default_port = {"http": 80, "https": 443}.get(url.scheme)
+    return (url.scheme, url.host, url.port or default_port)
+
+
+def coerce_create_request(request: CreateTaskRequest | Mapping[str, Any]) -> CreateTaskRequest:
+    """A create body as the request model, validated by the same model the server uses."""
+    if isinstance(request, CreateTaskRequest):
+        return request
+    if not isinstance(request, Mapping):
+        raise TypeError(f"expected CreateTaskRequest or a mapping, got {type(request).__name__}")
+    try:
+        return CreateTaskRequest.model_validate(dict(request))
+    except ValidationError as exc:
+        raise RequestValidationError.from_pydantic("create request", exc) from None
+
+
+def list_query(
+    *,
+    page_num: int,
+    page_size: int,
+    status: FilterStatus | None,
+    task_ids: Sequence[str] | None,
+    model: str | None,
+    service_tier: ServiceTier,
+) -> ListTasksQuery:
+    """The list query, checked locally against the spec's ranges and enumerations."""
+    if isinstance(task_ids, str):  # a lone id would otherwise become one id per character
+        task_ids = [task_ids]
+    try:
+        return ListTasksQuery(
+            page_num=page_num,
+            page_size=page_size,
+            status=status,
+            task_ids=list(task_ids) if task_ids is not None else None,
+            model=model,
+            service_tier=service_tier,
+        )
+    except ValidationError as exc:
+        raise RequestValidationError.from_pydantic("list query", exc) from None
+
+
+def parse_model(response: httpx.Response, model: type[M]) -> M:
+    """A 2xx body as `model`, or APIResponseValidationError naming what did not fit."""
+    try:
+        body = response.json()
+    except ValueError:
+        raise APIResponseValidationError(
+            f"expected a JSON body from {response.request.method} {response.request.url}, "
+            f"got {response.headers.get('content-type', 'no content type')}",
+            response=response,
+            body=response.text,
+        ) from None
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise APIResponseValidationError(
+            f"response is not a {model.__name__}: {exc.error_count()} problem(s): {exc}",
+            response=response,
+            body=body,
+        ) from None
+
+
+class Pager:
+    """Walks the pages of a list query. The caller fetches; `take` says what is new and what next.
+
+    Ends on an empty page, once the pages fetched cover `total`, or at the last page number the
+    API accepts. Tasks created while paging shift the list, so a task may come back on the next
+    page; it is yielded once.
+    """
+
+    def __init__(self, first: ListTasksQuery) -> None:
+        self._query: ListTasksQuery | None = first
+        self._seen: set[str] = set()
+
+    def next_query(self) -> ListTasksQuery | None:
+        return self._query
+
+    def take(self, page: ListTasksResponse) -> list[TaskRecord]:
+        query = self._query
+        assert query is not None, "take() after the last page"
+        covered = query.page_num * query.page_size
+        if not page.items or covered >= page.total or query.page_num >= limits.PAGE_NUM_MAX:
+            self._query = None
+        else:
+            self._query = query.model_copy(update={"page_num": query.page_num + 1})
+        fresh = [record for record in page.items if record.id not in self._seen]
+        self._seen.update(record.id for record in fresh)
+        return fresh
+
+
+def next_poll_delay(deadline: float | None, now: float, poll_interval: float) -> float | None:
+    """How long `wait` sleeps before the next poll, or None when the deadline has passed.
+
+    The last sleep is cut short so one more poll happens exactly at the deadline.
+    """
+    if deadline is None:
+        return poll_interval
+    remaining = deadline - now
+    if remaining <= 0:
+        return None
+    return min(poll_interval, remaining)
+
+
+def check_wait_args(timeout: float | None, poll_interval: float) -> None:
+    if timeout is not None and timeout < 0:
+        raise ValueError("timeout must be >= 0 (or None to wait without a deadline)")
+    if poll_interval <= 0:
+        raise ValueError("poll_interval must be > 0")
+
+
+def loggable(url: httpx.URL) -> str:
+    """A URL for a log line: result URLs carry their signature in the query."""
+    return str(url.copy_with(query=None))
+
+
+def content_total(response: httpx.Response) -> int | None:
+    """Size of a download in decoded bytes, when the response tells it."""
+    # Content-Length counts encoded bytes; with gzip on the wire it says nothing about the file.
+    if response.headers.get("content-encoding", "identity") != "identity":
+        return None
+    try:
+        total = int(response.headers["content-length"])
+    except (KeyError, ValueError):
+        return None
+    return total if total >= 0 else None
+
+
+@contextmanager
+def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary file beside `path` that replaces it only when the block succeeds.
+
+    A download that fails halfway never leaves a truncated video under the final name.
+    """
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.part")
+    try:
+        yield partial
+        os.replace(partial, target)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            partial.unlink()
+        raise

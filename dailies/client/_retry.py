@@ -1,0 +1,105 @@
+"""When to retry a request and how long to wait first. Pure functions, no I/O, no clock reads.
+
+Retried: no response at all (connection refused or reset, timeouts), 408, 429 and every 5xx.
+Not retried: other 4xx, whose cause (a bad body, a wrong key, a conflict) a retry cannot change.
+A retried create is safe because it carries the same Idempotency-Key (DESIGN.md section 3).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC
+
+import httpx
+
+_RETRYABLE_STATUSES = frozenset({408, 429})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How many times to retry and how long to back off.
+
+    The n-th retry (n from 0) waits a uniformly random time in [0, min(cap, base * 2**n)]
+    ("full jitter": clients that failed together do not retry together), unless the response said
+    `Retry-After`, which is obeyed up to `retry_after_cap`.
+    """
+
+    max_retries: int = 2
+    backoff_base: float = 0.5
+    backoff_cap: float = 8.0
+    # A longer Retry-After is clamped to this: a caller frozen for many minutes by one header is
+    # worse than an early retry that may fail again (and then raises the error).
+    retry_after_cap: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+
+
+def is_retryable_status(status_code: int) -> bool:
+    return status_code in _RETRYABLE_STATUSES or status_code >= 500
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds to wait according to `Retry-After` (delta-seconds or HTTP date), or None.
+
+    An HTTP date is measured against the response's own `Date` header when there is one, so a
+    client whose clock is off still waits the intended time; otherwise against `now` (Unix s).
+    """
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        target = _http_date(value)
+        if target is None:
+            return None
+        reference = _http_date(headers.get("date", "")) or now
+        seconds = target - reference
+    if not math.isfinite(seconds):
+        return None
+    return max(seconds, 0.0)
+
+
+def backoff_delay(retry_index: int, policy: RetryPolicy, rng: Callable[[], float]) -> float:
+    """Full-jitter exponential backoff for the `retry_index`-th retry (0 for the first)."""
+    ceiling = min(policy.backoff_cap, policy.backoff_base * 2.0 ** min(retry_index, 62))
+    return rng() * ceiling
+
+
+def retry_delay(
+    attempt: int,
+    policy: RetryPolicy,
+    rng: Callable[[], float],
+    now: float,
+    *,
+    response: httpx.Response | None = None,
+) -> float | None:
+    """Seconds to wait before the next attempt, or None when attempt `attempt` (0 = the first
+    send) was the last one. `response` is None when the attempt got no response at all."""
+    if attempt >= policy.max_retries:
+        return None
+    if response is not None:
+        if not is_retryable_status(response.status_code):
+            return None
+        asked = parse_retry_after(response.headers, now)
+        if asked is not None:
+            return min(asked, policy.retry_after_cap)
+    return backoff_delay(attempt, policy, rng)
+
+
+def _http_date(value: str) -> float | None:
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if parsed is None:
+        return None
+    if parsed.tzinfo is None:  # "-0000" means UTC without a stated zone (RFC 5322)
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()

@@ -1,0 +1,270 @@
+"""`Client`: the blocking client. Its async twin is `async_.AsyncClient`; both share `_base`."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from dailies.spec.models import (
+    CreateTaskRequest,
+    CreateTaskResponse,
+    FilterStatus,
+    ListTasksResponse,
+    ServiceTier,
+    TaskRecord,
+)
+
+from ._base import (
+    DEFAULT_TIMEOUT,
+    DOWNLOAD_CHUNK_BYTES,
+    Endpoints,
+    Pager,
+    ProgressCallback,
+    RequestSpec,
+    check_wait_args,
+    coerce_create_request,
+    content_total,
+    list_query,
+    log,
+    loggable,
+    new_idempotency_key,
+    next_poll_delay,
+    parse_model,
+    replacing,
+    resolve_config,
+)
+from ._clock import Clock, SystemClock
+from ._retry import retry_delay
+from .errors import WaitTimeout, connection_error_for, status_error_for
+
+
+class Tasks:
+    """The task endpoints, as `client.tasks`."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def create(
+        self, request: CreateTaskRequest | Mapping[str, Any], *, idempotency_key: str | None = None
+    ) -> CreateTaskResponse:
+        """Create a video generation task; returns its id.
+
+        A mapping is validated against `CreateTaskRequest` first (`RequestValidationError`).
+        One `Idempotency-Key` (a fresh UUID unless given) is sent on every retry of this call, so a
+        retry after a lost response never creates, nor bills, a second task.
+        """
+        body = coerce_create_request(request)
+        key = idempotency_key or new_idempotency_key()
+        spec = self._client._endpoints.create(body, key)
+        return parse_model(self._client._send(spec), CreateTaskResponse)
+
+    def get(self, task_id: str) -> TaskRecord:
+        """One task's record."""
+        spec = self._client._endpoints.get(task_id)
+        return parse_model(self._client._send(spec), TaskRecord)
+
+    def list(
+        self,
+        *,
+        page_num: int = 1,
+        page_size: int = 20,
+        status: FilterStatus | None = None,
+        task_ids: Sequence[str] | None = None,
+        model: str | None = None,
+        service_tier: ServiceTier = "default",
+    ) -> ListTasksResponse:
+        """One page of the tasks of the last 7 days. See `Client.iter_tasks` for all of them."""
+        query = list_query(
+            page_num=page_num, page_size=page_size, status=status,
+            task_ids=task_ids, model=model, service_tier=service_tier,
+        )
+        return parse_model(self._client._send(self._client._endpoints.list(query)), ListTasksResponse)
+
+    def delete(self, task_id: str) -> None:
+        """Cancel a queued task, or delete the record of a finished one (409 while running)."""
+        self._client._send(self._client._endpoints.delete(task_id))
+
+    cancel = delete
+
+
+class Client:
+    """A blocking client of the video task API.
+
+    Settings come from the arguments, else from `ARK_API_KEY` / `ARK_BASE_URL`, else the base URL
+    defaults to the local service, `http://127.0.0.1:8000/api/v3`. The base URL includes the
+    version prefix, as the real service's: `https://ark.cn-beijing.volces.com/api/v3`.
+
+    Args:
+        api_key: bearer token; required here or in `ARK_API_KEY` (`MissingAPIKeyError`).
+        base_url: `https://host/api/v3`; a trailing slash is ignored.
+        timeout: seconds or an `httpx.Timeout`; default 60 s (10 s to connect).
+        max_retries: retries after the first attempt, on connection errors, 408, 429 and 5xx.
+        transport: an httpx transport (`httpx.MockTransport` in tests). httpx has no blocking ASGI
+            transport: for a service in the same process, use `AsyncClient` with `ASGITransport`.
+        http_client: a ready `httpx.Client`, left open by `close()` because the caller owns it.
+        clock: where the client reads time and sleeps (tests pass a fake one).
+        rng: source of backoff jitter, returning floats in [0, 1).
+
+    Use as a context manager, or call `close()`.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | httpx.URL | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int = 2,
+        transport: httpx.BaseTransport | None = None,
+        http_client: httpx.Client | None = None,
+        clock: Clock | None = None,
+        rng: Callable[[], float] | None = None,
+    ) -> None:
+        if http_client is not None and transport is not None:
+            raise ValueError("pass transport= or http_client=, not both")
+        self._config = resolve_config(
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries, env=os.environ
+        )
+        self._owns_http = http_client is None
+        self._http = http_client or httpx.Client(
+            transport=transport, timeout=self._config.timeout or DEFAULT_TIMEOUT
+        )
+        self._endpoints = Endpoints(self._config)
+        self._clock: Clock = clock or SystemClock()
+        self._rng = rng or random.random
+        self.tasks = Tasks(self)
+
+    @property
+    def base_url(self) -> str:
+        return self._config.base_url
+
+    @property
+    def max_retries(self) -> int:
+        return self._config.policy.max_retries
+
+    def __repr__(self) -> str:
+        return f"Client(base_url={self.base_url!r})"
+
+    # ---- transport with retries ----
+
+    def _send(
+        self, spec: RequestSpec, *, stream: bool = False, follow_redirects: bool = False
+    ) -> httpx.Response:
+        """Send with retries; return a 2xx response or raise the mapped error."""
+        request = spec.build(self._http, self._config.timeout)
+        attempt = 0
+        while True:
+            try:
+                response = self._http.send(request, stream=stream, follow_redirects=follow_redirects)
+            except httpx.TransportError as exc:
+                delay = retry_delay(attempt, self._config.policy, self._rng, self._clock.time())
+                if delay is None:
+                    raise connection_error_for(exc) from exc
+                reason = repr(exc)
+            else:
+                if response.is_success:
+                    return response
+                delay = retry_delay(
+                    attempt, self._config.policy, self._rng, self._clock.time(), response=response
+                )
+                response.read()
+                response.close()
+                if delay is None:
+                    raise status_error_for(response)
+                reason = f"HTTP {response.status_code}"
+            attempt += 1
+            log.info("%s %s: %s; retry %d in %.2f s", spec.method, loggable(request.url), reason, attempt, delay)
+            self._clock.sleep(delay)
+
+    # ---- conveniences over the endpoints ----
+
+    def wait(
+        self,
+        task_id: str,
+        *,
+        timeout: float | None = 600.0,
+        poll_interval: float = 2.0,
+        on_update: Callable[[TaskRecord], Any] | None = None,
+    ) -> TaskRecord:
+        """Poll a task until it is `succeeded`, `failed`, `expired` or `cancelled`; return its record.
+
+        Raises `WaitTimeout` (with the last record seen) once `timeout` seconds have passed;
+        `timeout=None` waits without a deadline. `on_update` is called with every record polled.
+        The deadline bounds the polling; a single poll in flight may still take up to the HTTP
+        timeout (and its retries).
+        """
+        check_wait_args(timeout, poll_interval)
+        deadline = None if timeout is None else self._clock.now() + timeout
+        while True:
+            record = self.tasks.get(task_id)
+            if on_update is not None:
+                on_update(record)
+            if record.is_terminal:
+                return record
+            delay = next_poll_delay(deadline, self._clock.now(), poll_interval)
+            if delay is None:
+                raise WaitTimeout(task_id, timeout or 0.0, record)
+            self._clock.sleep(delay)
+
+    def iter_tasks(
+        self,
+        *,
+        status: FilterStatus | None = None,
+        task_ids: Sequence[str] | None = None,
+        model: str | None = None,
+        service_tier: ServiceTier = "default",
+        page_size: int = 100,
+    ) -> Iterator[TaskRecord]:
+        """Every task matching the filters, page after page, each yielded once."""
+        pager = Pager(list_query(
+            page_num=1, page_size=page_size, status=status,
+            task_ids=task_ids, model=model, service_tier=service_tier,
+        ))
+        while (query := pager.next_query()) is not None:
+            page = parse_model(self._send(self._endpoints.list(query)), ListTasksResponse)
+            yield from pager.take(page)
+
+    def download(
+        self, url: str, path: str | os.PathLike[str], *, progress: ProgressCallback | None = None
+    ) -> Path:
+        """Save a result file (video or last frame) to `path`; return the path.
+
+        Written to a temporary file beside `path` and renamed at the end, so `path` never holds a
+        partial file. `progress(bytes_done, bytes_total_or_None)` is called after every chunk.
+        A URL past its 24 h validity raises `PermissionDeniedError`. The API key is sent only
+        when `url` is on the base URL's origin. Redirects are followed (httpx drops the key on a
+        redirect to another origin).
+        """
+        response = self._send(self._endpoints.download(url), stream=True, follow_redirects=True)
+        total = content_total(response)
+        done = 0
+        try:
+            with replacing(path) as partial, partial.open("xb") as file:
+                for chunk in response.iter_bytes(DOWNLOAD_CHUNK_BYTES):
+                    file.write(chunk)
+                    done += len(chunk)
+                    if progress is not None:
+                        progress(done, total)
+        except httpx.TransportError as exc:  # the connection broke mid-body: not retried
+            raise connection_error_for(exc) from exc
+        finally:
+            response.close()
+        return Path(path)
+
+    # ---- lifetime ----
+
+    def close(self) -> None:
+        """Close the HTTP connections, unless the caller passed its own `http_client`."""
+        if self._owns_http:
+            self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

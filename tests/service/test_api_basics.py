@@ -1,0 +1,156 @@
+"""Create, get, list and delete through the HTTP API, in process."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .conftest import KEY_A, KEY_B, MODEL_1_0, MODEL_1_5, MODEL_2_0, TASKS, text_body
+
+pytestmark = pytest.mark.anyio
+
+
+def assert_error(response, status: int, code: str, param: str | None = None) -> dict:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert set(error) >= {"message", "type", "param", "code"}
+    assert error["code"] == code
+    if param is not None:
+        assert error["param"] == param
+    request_id = response.headers["X-Request-Id"]
+    assert error["message"].endswith(f"Request ID: {request_id}")
+    return error
+
+
+async def test_healthz_needs_no_key(env):
+    response = await env.client.get("/healthz")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+
+@pytest.mark.parametrize("header", [None, "Bearer", "Basic key-a", "Bearer nope", "key-a"])
+async def test_bad_or_missing_key_is_401(env, header):
+    headers = {"Authorization": header} if header is not None else {}
+    response = await env.client.post(TASKS, json=text_body(), headers=headers)
+    error = assert_error(response, 401, "AuthenticationError")
+    assert error["type"] == "Unauthorized"
+
+
+async def test_create_returns_task_id_and_echoes_safety_identifier(env):
+    response = await env.create(text_body(safety_identifier="user-hash-1"))
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert re.fullmatch(r"cgt-\d{14}-[a-z0-9]{5}", body["id"])
+    assert body["safety_identifier"] == "user-hash-1"
+    plain = (await env.create(text_body())).json()
+    assert "safety_identifier" not in plain
+
+
+async def test_sdk_style_nulls_are_not_given(env):
+    body = text_body(seed=None, frames=None, tools=None, output_format=None, omni_reference_task_type=None)
+    response = await env.create(body)
+    assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "param"),
+    [
+        (text_body(colour="red"), "InvalidParameter", "colour"),
+        (text_body(duration=5.5), "InvalidParameter", "duration"),
+        (text_body(watermark="yes"), "InvalidParameter", "watermark"),
+        (text_body(priority=True), "InvalidParameter", "priority"),
+        (text_body(priority=10), "InvalidParameter", "priority"),
+        (text_body(execution_expires_after=3599), "InvalidParameter", "execution_expires_after"),
+        (text_body(ratio="2:1"), "InvalidParameter", "ratio"),
+        (text_body(seed=7), "InvalidParameter", "seed"),
+        (text_body(service_tier="flex"), "InvalidParameter", "service_tier"),
+        (text_body(model=MODEL_1_5, resolution="4k"), "InvalidParameter", "resolution"),
+        (text_body(model=MODEL_1_0, frames=30), "InvalidParameter", "frames"),
+        ({"content": [{"type": "text", "text": "x"}]}, "MissingParameter", "model"),
+        ({"model": MODEL_2_0}, "MissingParameter", "content"),
+        ({"model": MODEL_2_0, "content": []}, "MissingParameter", "content"),
+        ({"model": MODEL_2_0, "content": [{"type": "image_url"}]}, "MissingParameter", "content[0].image_url"),
+        ({"model": MODEL_2_0, "content": [{"type": "text", "text": "x", "role": "first_frame"}]},
+         "InvalidParameter", "content[0].role"),
+        ({"model": MODEL_2_0, "content": [{"type": "audio_url", "audio_url": {"url": "asset://a"}}]},
+         "InvalidParameter", "content[0]"),
+        ({"model": MODEL_2_0, "content": [
+            {"type": "image_url", "image_url": {"url": "asset://a"}, "role": "first_frame"},
+            {"type": "image_url", "image_url": {"url": "asset://b"}, "role": "reference_image"}]},
+         "InvalidParameter", "content[1].role"),
+        ({"model": MODEL_2_0, "content": [
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,@@@"}}]},
+         "InvalidParameter", "content[0].image_url.url"),
+        (text_body(callback_url="ftp://example.invalid/x"), "InvalidParameter", "callback_url"),
+        (text_body(callback_url="http://10.1.2.3/hook"), "InvalidParameter", "callback_url"),
+    ],
+)
+async def test_bad_requests_are_400_naming_the_field(env, body, code, param):
+    assert_error(await env.create(body), 400, code, param)
+
+
+async def test_every_problem_is_listed(env):
+    error = assert_error(await env.create(text_body(seed=7, duration=99, priority=3, tools=[{"type": "web_search"}],
+                                                    model=MODEL_1_5)), 400, "InvalidParameter")
+    for field in ("duration", "priority", "tools"):
+        assert field in error["message"]
+
+
+@pytest.mark.parametrize("raw", [b"{", b"[1, 2]", b"", b"\xff\xfe", b'"text"'])
+async def test_unreadable_bodies_are_400(env, raw):
+    response = await env.client.post(TASKS, content=raw, headers={"Authorization": f"Bearer {KEY_A}"})
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "BadRequest"
+
+
+async def test_declared_oversized_body_is_413_unread(env):
+    async def never_read():
+        raise AssertionError("the body must not be read")
+        yield b""  # pragma: no cover
+
+    response = await env.client.post(TASKS, content=never_read(), headers={
+        "Authorization": f"Bearer {KEY_A}", "Content-Length": str(64 * 1024 * 1024 + 1)})
+    assert_error(response, 413, "RequestEntityTooLarge")
+
+
+async def test_streamed_oversized_body_is_413(env):
+    chunk = b" " * (1024 * 1024)
+    sent = 0
+
+    async def chunks():
+        nonlocal sent
+        for _ in range(80):
+            sent += 1
+            yield chunk
+
+    response = await env.client.post(TASKS, content=chunks(), headers={"Authorization": f"Bearer {KEY_A}"})
+    assert_error(response, 413, "RequestEntityTooLarge")
+
+
+async def test_unknown_model_is_404_and_endpoint_ids_work(env):
+    assert_error(await env.create(text_body(model="doubao-nope")), 404, "InvalidEndpointOrModel.NotFound", "model")
+    endpoint = next(ep for ep, m in env.services.settings.endpoints.items() if m == MODEL_2_0)
+    created = (await env.create(text_body(model=endpoint))).json()
+    record = (await env.get(created["id"])).json()
+    assert record["model"] == MODEL_2_0
+    env.clock.advance(1)
+    by_endpoint = (await env.list([("filter.model", endpoint)])).json()
+    assert [t["id"] for t in by_endpoint["items"]] == [created["id"]]
+    assert (await env.list([("filter.model", MODEL_2_0)])).json()["total"] == 0
+
+
+async def test_other_projects_tasks_are_404_everywhere(env):
+    task_id = (await env.create(text_body())).json()["id"]
+    env.clock.advance(1)
+    assert_error(await env.get(task_id, key=KEY_B), 404, "NotFound.Task")
+    assert_error(await env.delete(task_id, key=KEY_B), 404, "NotFound.Task")
+    assert (await env.list(key=KEY_B)).json() == {"total": 0, "items": []}
+    assert (await env.list([("filter.task_ids", task_id)], key=KEY_B)).json()["total"] == 0
+    assert (await env.get(task_id)).status_code == 200
+
+
+async def test_unknown_route_and_method_use_the_error_shape(env):
+    assert_error(await env.client.get("/api/v3/nothing"), 404, "NotFound")
+    response = await env.client.put(TASKS, headers={"Authorization": f"Bearer {KEY_A}"})
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "MethodNotAllowed"

@@ -27,8 +27,10 @@ from .problems import Problem
 
 Source = bytes | Path
 
-_DATA_URL = re.compile(r"^data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?P<params>(;[\w.+-]+=[^;,]*)*)(?P<b64>;base64)?,(?P<data>.*)$",
-                       re.DOTALL)
+_DATA_URL = re.compile(
+    r"^data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?P<params>(;[\w.+-]+=[^;,]*)*)(?P<b64>;base64)?,(?P<data>.*)$",
+    re.DOTALL,
+)
 
 
 class DataUrlError(ValueError):
@@ -84,7 +86,7 @@ def image_problems(info: ImageInfo, where: str) -> list[Problem]:
                                        f"{L.IMAGE_MAX_BYTES // L.MB} MB"))
     dims = f"{info.width}x{info.height}"
     if not L.IMAGE_ASPECT_MIN <= info.aspect <= L.IMAGE_ASPECT_MAX:
-        problems.append(Problem(where, f"{dims}: aspect {info.aspect:.2g} is outside "
+        problems.append(Problem(where, f"{dims}: aspect {info.aspect:.6g} is outside "
                                        f"{L.IMAGE_ASPECT_MIN} to {L.IMAGE_ASPECT_MAX}"))
     for side, value in (("width", info.width), ("height", info.height)):
         if not L.IMAGE_SIDE_MIN <= value <= L.IMAGE_SIDE_MAX:
@@ -146,11 +148,13 @@ def read_media_info(source: Source) -> MediaInfo:
             video = next(iter(container.streams.video), None)
             audio = next(iter(container.streams.audio), None)
             duration = _container_duration(container, video or audio)
+            # A stream whose codec FFmpeg does not know has no codec context (and so no size).
+            codec = video.codec_context if video is not None else None
             return MediaInfo(
                 duration=duration, size_bytes=_size_of(source),
                 has_video=video is not None, has_audio=audio is not None,
-                width=video.codec_context.width if video else None,
-                height=video.codec_context.height if video else None,
+                width=codec.width if codec is not None else None,
+                height=codec.height if codec is not None else None,
             )
     except av.FFmpegError as exc:
         raise ValueError(f"not a media file that can be read: {exc}") from exc
@@ -184,7 +188,8 @@ def _check_media(source: Source, where: str, kind: str, max_bytes: int, dmin: fl
     if kind == "audio" and not info.has_audio:
         problems.append(Problem(where, "the file has no audio stream"))
     if not dmin <= info.duration <= dmax:
-        problems.append(Problem(where, f"{kind} lasts {info.duration:.1f} s; it must last {dmin:g} to {dmax:g} s"))
+        problems.append(Problem(where, f"{kind} lasts {info.duration:.1f} s; "
+                                       f"it must last {dmin:g} to {dmax:g} s"))
     return info, problems
 
 

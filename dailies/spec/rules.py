@@ -67,7 +67,8 @@ def check_content_items(req: CreateTaskRequest) -> list[Problem]:
             problems.append(Problem(f"{here}.text", "the prompt is empty"))
         for other in PAYLOAD_FIELD.values():
             if other != own and getattr(item, other) is not None:
-                problems.append(Problem(f"{here}.{other}", f"is not allowed in a content item of type {item.type}"))
+                problems.append(Problem(f"{here}.{other}",
+                                        f"is not allowed in a content item of type {item.type}"))
         allowed = ROLES_BY_TYPE[item.type]
         if item.role is not None and item.role not in allowed:
             if allowed:
@@ -104,7 +105,8 @@ def check_combination(req: CreateTaskRequest) -> list[Problem]:
             others = [i for i, _ in items if i != drafts[0]]
             problems.append(Problem(
                 f"content[{others[0]}]",
-                "a draft task must be the only content item: the final video reuses the draft's prompt and inputs",
+                "a draft task must be the only content item: "
+                "the final video reuses the draft's prompt and inputs",
             ))
         return problems
 
@@ -152,14 +154,17 @@ def check_model_inputs(req: CreateTaskRequest, model: Model) -> list[Problem]:
     image_count = sum(1 for it in req.content if it.type == "image_url")
     for i, it in enumerate(req.content):
         role = effective_role(it, image_count)
+        name = _label(model)
         if it.type == "audio_url" and not caps.audio_input:
-            problems.append(Problem(f"content[{i}]", f"audio input is for generation 2.0 only, not {_label(model)}"))
+            problems.append(Problem(f"content[{i}]", f"audio input is for generation 2.0 only, not {name}"))
         elif it.type == "video_url" and not caps.reference_videos:
-            problems.append(Problem(f"content[{i}]", f"reference videos are for generation 2.0 only, not {_label(model)}"))
+            problems.append(Problem(f"content[{i}]",
+                                    f"reference videos are for generation 2.0 only, not {name}"))
         elif role == "reference_image" and not caps.reference_images:
-            problems.append(Problem(f"content[{i}].role", f"{_label(model)} takes no reference images"))
+            problems.append(Problem(f"content[{i}].role", f"{name} takes no reference images"))
         elif it.type == "draft_task" and model.generation is not Generation.V1_5_PRO:
-            problems.append(Problem(f"content[{i}]", f"a final from a draft is for generation 1.5 Pro only, not {_label(model)}"))
+            problems.append(Problem(f"content[{i}]",
+                                    f"a final from a draft is for generation 1.5 Pro only, not {name}"))
     return problems
 
 
@@ -183,7 +188,8 @@ def check_generation_fields(req: CreateTaskRequest, model: Model) -> list[Proble
     if req.priority is not None and not caps.priority:
         refuse("priority", f"priority is for generation 2.0 only, not {name}")
     if req.resolution is not None and req.resolution not in caps.resolutions:
-        refuse("resolution", f"{req.resolution} is not available for {name}; choose {', '.join(caps.resolutions)}")
+        choices = ", ".join(caps.resolutions)
+        refuse("resolution", f"{req.resolution} is not available for {name}; choose {choices}")
     if req.seed is not None and not caps.seed:
         refuse("seed", f"seed is not supported for {name}")
     if req.camera_fixed is not None and not caps.camera_fixed:
@@ -194,14 +200,16 @@ def check_generation_fields(req: CreateTaskRequest, model: Model) -> list[Proble
         if not caps.frames:
             refuse("frames", f"frames is for generation 1.0 Pro only, not {name}; use duration")
         elif not _valid_frames(req.frames):
-            refuse("frames", f"{req.frames} is not 25 + 4n within {_FRAMES_MIN} to {_FRAMES_MAX} (for example 29, 121, 289)")
+            refuse("frames", f"{req.frames} is not 25 + 4n within {_FRAMES_MIN} to {_FRAMES_MAX} "
+                             "(for example 29, 121, 289)")
     if req.generate_audio and not caps.generate_audio:
         refuse("generate_audio", f"{name} does not generate audio")
     if req.duration is not None and req.frames is None:
         picks = req.duration == L.DURATION_MODEL_PICKS and caps.duration_model_picks
         if not picks and not caps.duration_min <= req.duration <= caps.duration_max:
             extra = ", or -1 to let the model choose" if caps.duration_model_picks else ""
-            refuse("duration", f"{req.duration} s is outside {caps.duration_min} to {caps.duration_max} s for {name}{extra}")
+            refuse("duration", f"{req.duration} s is outside {caps.duration_min} to {caps.duration_max} s "
+                               f"for {name}{extra}")
     return problems
 
 
@@ -214,7 +222,8 @@ def check_draft(req: CreateTaskRequest, model: Model) -> list[Problem]:
             problems.append(Problem("draft", f"drafts are for generation 1.5 Pro only, not {_label(model)}"))
         else:
             if req.resolution not in (None, DRAFT_RESOLUTION):
-                problems.append(Problem("resolution", f"a draft is rendered at {DRAFT_RESOLUTION}; leave resolution unset or {DRAFT_RESOLUTION}"))
+                problems.append(Problem("resolution", f"a draft is rendered at {DRAFT_RESOLUTION}; "
+                                                      f"leave resolution unset or {DRAFT_RESOLUTION}"))
             for i, it in enumerate(req.content):
                 if it.role == "last_frame":
                     problems.append(Problem(f"content[{i}].role", "a draft cannot take a last_frame image"))

@@ -3,6 +3,7 @@ dashboard alike: the model's type and range checks first, then every cross-field
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,20 +25,33 @@ _TYPE_WORDS = {
 }
 
 
+# Echo at most this much of a refused value: a body may be 64 MB, and a message quoting a whole
+# data URL would make the error response (and the logs) as large.
+_SHOWN = reprlib.Repr()  # keyword arguments to Repr() need Python 3.12
+_SHOWN.maxstring = _SHOWN.maxother = 60
+_SHOWN.maxlist = _SHOWN.maxdict = 4
+_SHOWN.maxlevel = 2
+
+
+def _shown(value: Any) -> str:
+    return _SHOWN.repr(value)
+
+
 def _describe(error: dict[str, Any]) -> Problem:
     kind = error["type"]
     loc = tuple(error["loc"])
     ctx = error.get("ctx") or {}
+    got = _shown(error.get("input"))
     if kind == "extra_forbidden":
         return Problem(join_path(loc), f"unknown field {loc[-1]!r}")
     if kind == "missing":
         return Problem(join_path(loc), "is required", MISSING)
     if kind in _TYPE_WORDS:
-        return Problem(join_path(loc), f"{_TYPE_WORDS[kind]}, got {error.get('input')!r}")
+        return Problem(join_path(loc), f"{_TYPE_WORDS[kind]}, got {got}")
     if kind == "literal_error":
-        return Problem(join_path(loc), f"{error.get('input')!r} is not allowed; expected {ctx.get('expected')}")
+        return Problem(join_path(loc), f"{got} is not allowed; expected {ctx.get('expected')}")
     if kind in ("greater_than_equal", "less_than_equal"):
-        return Problem(join_path(loc), f"{error.get('input')!r} is out of range: {error['msg'].lower()}")
+        return Problem(join_path(loc), f"{got} is out of range: {error['msg'].lower()}")
     if kind in ("too_short", "string_too_short") and loc == ("content",):
         return Problem("content", "needs at least one item", MISSING)
     if kind == "string_too_short":
@@ -51,6 +65,23 @@ def _describe(error: dict[str, Any]) -> Problem:
 
 def problems_from_validation_error(exc: ValidationError) -> list[Problem]:
     return [_describe(e) for e in exc.errors(include_url=False)]
+
+
+def drop_nulls(body: dict[str, Any]) -> dict[str, Any]:
+    """Remove keys whose value is null, at the top level and in each content item.
+
+    Null means "not given". The official SDK sends every parameter it knows, including ones
+    beyond the spec (`output_format`, `omni_reference_task_type`), as null when unset; dropping
+    them first keeps the schema closed to every field that carries a value.
+    """
+    out = {k: v for k, v in body.items() if v is not None}
+    content = out.get("content")
+    if isinstance(content, list):
+        out["content"] = [
+            {k: v for k, v in item.items() if v is not None} if isinstance(item, dict) else item
+            for item in content
+        ]
+    return out
 
 
 @dataclass
@@ -74,7 +105,7 @@ def check_create_body(body: Any, model: Model | None = None) -> Checked:
     if not isinstance(body, dict):
         return Checked(None, [Problem("", "the request body must be a JSON object", INVALID)])
     try:
-        request = CreateTaskRequest.model_validate(body)
+        request = CreateTaskRequest.model_validate(drop_nulls(body))
     except ValidationError as exc:
         return Checked(None, problems_from_validation_error(exc))
     return Checked(request, check_request(request, model))

@@ -7,7 +7,7 @@ import pytest
 
 from dailies.spec import limits as L
 
-from .conftest import KEY_A, MODEL_1_0, MODEL_1_5, MODEL_2_0, TASKS, text_body
+from .conftest import KEY_A, MODEL_1_0, MODEL_1_5, TASKS, text_body
 from .test_api_basics import assert_error
 
 pytestmark = pytest.mark.anyio

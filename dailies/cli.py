@@ -15,6 +15,8 @@ import os
 import sys
 from pathlib import Path
 
+from . import cli_client
+
 DEFAULT_DATA_DIR = Path(os.environ.get("DAILIES_DATA_DIR", ".dailies"))
 
 
@@ -72,6 +74,21 @@ def cmd_keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_up(args: argparse.Namespace) -> int:
+    from .launcher import run_up
+
+    return run_up(args.data_dir, args.api_port, args.ui_port, workers=args.workers, open_browser=args.open)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from .launcher import dashboard_script
+
+    return subprocess.call([sys.executable, "-m", "streamlit", "run", str(dashboard_script()),
+                            "--server.port", str(args.ui_port), "--browser.gatherUsageStats", "false"])
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dailies", description="Compose, run and review AI video generations.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -97,12 +114,26 @@ def build_parser() -> argparse.ArgumentParser:
     keys.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     keys.add_argument("--show", action="store_true", help="print keys in full")
     keys.set_defaults(func=cmd_keys)
+
+    up = sub.add_parser("up", help="run the service and the dashboard together")
+    up.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    up.add_argument("--api-port", type=int, default=8000)
+    up.add_argument("--ui-port", type=int, default=8501)
+    up.add_argument("--workers", type=_positive_int, default=None, help="render slots (default: sized to the machine)")
+    up.add_argument("--open", action="store_true", help="open the dashboard in a browser")
+    up.set_defaults(func=cmd_up)
+
+    dash = sub.add_parser("dashboard", help="run only the dashboard (uses ARK_BASE_URL and ARK_API_KEY)")
+    dash.add_argument("--ui-port", type=int, default=8501)
+    dash.set_defaults(func=cmd_dashboard)
+
+    cli_client.register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    return cli_client.run(args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,259 @@
+"""The client half of the CLI: create, list, get, cancel, wait and download against any service
+(ours or the real one), with progress on stderr and `--json` for scripts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import mimetypes
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .client import Client, DailiesError
+from .spec.catalog import find_model
+from .spec.media import encode_data_url
+from .spec.models import TaskRecord
+from .spec.validation import check_create_body
+
+
+def add_connection_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base-url", help="service base URL ending in /api/v3 (default: $ARK_BASE_URL, "
+                                           "else the local service)")
+    parser.add_argument("--api-key", help="API key (default: $ARK_API_KEY)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def make_client(args: argparse.Namespace) -> Client:
+    return Client(base_url=args.base_url, api_key=args.api_key)
+
+
+def _media_url(value: str) -> str:
+    """A local file becomes a Base64 data URL; URLs and asset ids pass through."""
+    if value.startswith(("http://", "https://", "asset://", "data:")):
+        return value
+    path = Path(value)
+    if not path.is_file():
+        raise SystemExit(f"dailies: {value} is neither a URL, an asset:// id nor a file")
+    mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return encode_data_url(path.read_bytes(), mime)
+
+
+def build_body(args: argparse.Namespace) -> dict[str, Any]:
+    if args.body:
+        return json.loads(Path(args.body).read_text() if args.body != "-" else sys.stdin.read())
+    content: list[dict[str, Any]] = []
+    if args.prompt:
+        content.append({"type": "text", "text": args.prompt})
+    for flag, kind, role in (("first_frame", "image_url", "first_frame"), ("last_frame", "image_url", "last_frame"),
+                             ("ref_image", "image_url", "reference_image"),
+                             ("ref_video", "video_url", "reference_video"),
+                             ("ref_audio", "audio_url", "reference_audio")):
+        for value in getattr(args, flag) or []:
+            content.append({"type": kind, kind: {"url": _media_url(value)}, "role": role})
+    if args.draft_task:
+        content.append({"type": "draft_task", "draft_task": {"id": args.draft_task}})
+    body: dict[str, Any] = {"model": args.model, "content": content}
+    for name in ("resolution", "ratio", "duration", "frames", "seed", "priority", "service_tier", "callback_url",
+                 "execution_expires_after", "safety_identifier", "camera_fixed", "watermark", "generate_audio",
+                 "draft", "return_last_frame"):
+        value = getattr(args, name)
+        if value is not None:
+            body[name] = value
+    if args.web_search:
+        body["tools"] = [{"type": "web_search"}]
+    return body
+
+
+def _print(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+
+
+def _summary(task: TaskRecord) -> str:
+    parts = [task.id, task.status, task.model or "-"]
+    if task.resolution:
+        parts.append(f"{task.resolution} {task.ratio or ''}".strip())
+    if task.duration is not None:
+        parts.append(f"{task.duration}s")
+    if task.frames is not None:
+        parts.append(f"{task.frames} frames")
+    if task.usage and task.usage.completion_tokens is not None:
+        parts.append(f"{task.usage.completion_tokens:,} tokens")
+    if task.error:
+        parts.append(f"error {task.error.code}: {task.error.message}")
+    return "  ".join(parts)
+
+
+def _progress_waiter(quiet: bool):
+    started = time.monotonic()
+    last = {"status": None}
+
+    def on_update(task: TaskRecord) -> None:
+        if quiet:
+            return
+        elapsed = time.monotonic() - started
+        end = "\n" if task.status != last["status"] and last["status"] is not None else ""
+        sys.stderr.write(f"{end}\r{task.id}: {task.status} ({elapsed:.0f} s)")
+        sys.stderr.flush()
+        last["status"] = task.status
+
+    return on_update
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    body = build_body(args)
+    if find_model(str(body.get("model"))) is not None:
+        checked = check_create_body(body)
+        if checked.problems:
+            for problem in checked.problems:
+                print(f"dailies: {problem}", file=sys.stderr)
+            return 2
+    with make_client(args) as client:
+        created = client.tasks.create(body)
+        if not args.wait:
+            _print(args, created.model_dump(exclude_none=True), created.id)
+            return 0
+        task = client.wait(created.id, timeout=args.timeout, poll_interval=args.poll,
+                           on_update=_progress_waiter(args.json))
+        if not args.json:
+            sys.stderr.write("\n")
+        _print(args, task.model_dump(exclude_none=True), _summary(task))
+        return 0 if task.status == "succeeded" else 1
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with make_client(args) as client:
+        page = client.tasks.list(page_num=args.page, page_size=args.page_size, status=args.status,
+                                 task_ids=args.task_id, model=args.model, service_tier=args.service_tier)
+    text = "\n".join(_summary(t) for t in page.items) + f"\n{len(page.items)} of {page.total} task(s)"
+    _print(args, page.model_dump(exclude_none=True), text.strip())
+    return 0
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    with make_client(args) as client:
+        task = client.tasks.get(args.task_id)
+    text = _summary(task)
+    if task.content and task.content.video_url:
+        text += f"\nvideo: {task.content.video_url}"
+    if task.content and task.content.last_frame_url:
+        text += f"\nlast frame: {task.content.last_frame_url}"
+    _print(args, task.model_dump(exclude_none=True), text)
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    with make_client(args) as client:
+        client.tasks.delete(args.task_id)
+    _print(args, {"id": args.task_id, "deleted_or_cancelled": True}, f"{args.task_id}: cancelled or deleted")
+    return 0
+
+
+def cmd_wait(args: argparse.Namespace) -> int:
+    with make_client(args) as client:
+        task = client.wait(args.task_id, timeout=args.timeout, poll_interval=args.poll,
+                           on_update=_progress_waiter(args.json))
+    if not args.json:
+        sys.stderr.write("\n")
+    _print(args, task.model_dump(exclude_none=True), _summary(task))
+    return 0 if task.status == "succeeded" else 1
+
+
+def cmd_download(args: argparse.Namespace) -> int:
+    with make_client(args) as client:
+        task = client.tasks.get(args.task_id)
+        if task.status != "succeeded" or not task.content or not task.content.video_url:
+            print(f"dailies: {args.task_id} is {task.status}; there is nothing to download", file=sys.stderr)
+            return 1
+        url = task.content.last_frame_url if args.last_frame else task.content.video_url
+        if url is None:
+            print("dailies: the task was not created with return_last_frame", file=sys.stderr)
+            return 1
+        out = Path(args.output or f"{args.task_id}{'.png' if args.last_frame else '.mp4'}")
+
+        def progress(done: int, total: int | None) -> None:
+            if args.json:
+                return
+            shown = f"{done / total:6.1%}" if total else f"{done / 1e6:.1f} MB"
+            sys.stderr.write(f"\rdownloading {out.name}: {shown}")
+            sys.stderr.flush()
+
+        client.download(url, out, progress=progress)
+    if not args.json:
+        sys.stderr.write("\n")
+    _print(args, {"id": args.task_id, "path": str(out), "bytes": out.stat().st_size}, str(out))
+    return 0
+
+
+def _bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("true", "yes", "1", "on"):
+        return True
+    if lowered in ("false", "no", "0", "off"):
+        return False
+    raise argparse.ArgumentTypeError("expected true or false")
+
+
+def register(sub) -> None:
+    create = sub.add_parser("create", help="create a task (local files become data URLs)")
+    add_connection_args(create)
+    create.add_argument("--model", default="doubao-seedance-2-0-260128")
+    create.add_argument("--prompt", "-p")
+    create.add_argument("--first-frame", action="append", metavar="FILE|URL")
+    create.add_argument("--last-frame", action="append", metavar="FILE|URL")
+    create.add_argument("--ref-image", action="append", metavar="FILE|URL")
+    create.add_argument("--ref-video", action="append", metavar="URL")
+    create.add_argument("--ref-audio", action="append", metavar="URL")
+    create.add_argument("--draft-task", metavar="TASK_ID", help="make the final video of this draft")
+    create.add_argument("--body", metavar="FILE", help="send this JSON body as is ('-' for stdin)")
+    for name in ("resolution", "ratio", "service-tier", "callback-url", "safety-identifier"):
+        create.add_argument(f"--{name}")
+    for name in ("duration", "frames", "seed", "priority", "execution-expires-after"):
+        create.add_argument(f"--{name}", type=int)
+    for name in ("camera-fixed", "watermark", "generate-audio", "draft", "return-last-frame"):
+        create.add_argument(f"--{name}", type=_bool, metavar="true|false")
+    create.add_argument("--web-search", action="store_true", help="enable the web_search tool (2.0)")
+    create.add_argument("--wait", action="store_true", help="wait for the task to finish")
+    create.add_argument("--timeout", type=float, default=900)
+    create.add_argument("--poll", type=float, default=2.0)
+    create.set_defaults(func=cmd_create)
+
+    listing = sub.add_parser("list", help="list tasks of the last 7 days")
+    add_connection_args(listing)
+    listing.add_argument("--status", choices=["queued", "running", "cancelled", "succeeded", "failed"])
+    listing.add_argument("--task-id", action="append")
+    listing.add_argument("--model", help="endpoint or model id the tasks were created with")
+    listing.add_argument("--service-tier", choices=["default", "flex"], default="default")
+    listing.add_argument("--page", type=int, default=1)
+    listing.add_argument("--page-size", type=int, default=20)
+    listing.set_defaults(func=cmd_list)
+
+    for name, func, text in (("get", cmd_get, "show one task"),
+                             ("cancel", cmd_cancel, "cancel a queued task or delete a finished one")):
+        p = sub.add_parser(name, help=text)
+        add_connection_args(p)
+        p.add_argument("task_id")
+        p.set_defaults(func=func)
+
+    wait = sub.add_parser("wait", help="wait until a task finishes")
+    add_connection_args(wait)
+    wait.add_argument("task_id")
+    wait.add_argument("--timeout", type=float, default=900)
+    wait.add_argument("--poll", type=float, default=2.0)
+    wait.set_defaults(func=cmd_wait)
+
+    download = sub.add_parser("download", help="download a task's video (or last frame)")
+    add_connection_args(download)
+    download.add_argument("task_id")
+    download.add_argument("--output", "-o")
+    download.add_argument("--last-frame", action="store_true")
+    download.set_defaults(func=cmd_download)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return args.func(args)
+    except DailiesError as exc:
+        print(f"dailies: {exc}", file=sys.stderr)
+        return 1

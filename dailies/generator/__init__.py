@@ -1,0 +1,38 @@
+"""Video generators for the local task service.
+
+The service calls a `Generator` for each task it runs. `PreviewGenerator` is the built-in one: it
+renders real, playable preview videos (H.264/AAC in MP4) from the request's inputs, offline and
+without a model, and says so in the file's metadata. A real model, or a gateway to the real
+service, can take its place by implementing the same protocol.
+
+    resolver = InputResolver(data_dir, allow_loopback=True)
+    job = RenderJob(task_id, request, output_dir, seed=resolved_seed, draft=False)
+    result = PreviewGenerator().render(job, resolver, progress=report, is_cancelled=cancelled)
+    # result.video_path, result.last_frame_path, result.width, ..., result.completion_tokens
+
+Errors: `InputError` (a content item could not be fetched or decoded; `code` and `message` go
+into the failed task's record) and `RenderCancelled` (the task was cancelled mid-render).
+"""
+
+from .inputs import InputError, InputResolver, content_path
+from .plan import ContentPlan, Mode, OutputSpec, output_spec, plan_content
+from .preview import PreviewGenerator, last_frame_filename, video_filename
+from .protocol import Generator, RenderCancelled, RenderJob, RenderResult
+
+__all__ = [
+    "ContentPlan",
+    "Generator",
+    "InputError",
+    "InputResolver",
+    "Mode",
+    "OutputSpec",
+    "PreviewGenerator",
+    "RenderCancelled",
+    "RenderJob",
+    "RenderResult",
+    "content_path",
+    "last_frame_filename",
+    "output_spec",
+    "plan_content",
+    "video_filename",
+]

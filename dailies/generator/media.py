@@ -1,0 +1,151 @@
+"""Decoding the request's media into what the scenes use: RGB images and frames at the output
+size (centre-cropped to the output's ratio), and mono audio samples.
+
+Every decode failure becomes an `InputError` naming the content item, so a bad upload fails its
+task with a readable error instead of an internal one.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+from PIL import Image, ImageOps
+
+from .inputs import InputError
+
+
+def cover_box(size: tuple[int, int], target: tuple[int, int]) -> tuple[int, int, int, int]:
+    """The centred (left, top, right, bottom) box of `size` that has the aspect of `target`."""
+    width, height = size
+    target_width, target_height = target
+    if width * target_height > height * target_width:  # too wide: trim the sides
+        crop_width = max(1, round(height * target_width / target_height))
+        left = (width - crop_width) // 2
+        return left, 0, left + crop_width, height
+    crop_height = max(1, round(width * target_height / target_width))
+    top = (height - crop_height) // 2
+    return 0, top, width, top + crop_height
+
+
+def open_image(data: bytes | Path, where: str) -> Image.Image:
+    """The image, upright (EXIF orientation applied), in RGB. Transparency is dropped."""
+    try:
+        image = Image.open(io.BytesIO(data) if isinstance(data, bytes) else data)
+        image = ImageOps.exif_transpose(image)
+        return image.convert("RGB")
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise InputError(f"{where}: resource is not a readable image") from exc
+
+
+def fit_image(image: Image.Image, size: tuple[int, int]) -> Image.Image:
+    """`image` centre-cropped to the aspect of `size` and resized to it."""
+    box = cover_box(image.size, size)
+    if box == (0, 0, *image.size) and image.size == size:
+        return image
+    return image.resize(size, Image.Resampling.LANCZOS, box=box)
+
+
+class VideoClip:
+    """A reference video, read frame by frame and resampled to a new frame count.
+
+    Frames are decoded lazily and never all held, so a long reference costs no memory.
+    """
+
+    def __init__(self, path: Path, where: str) -> None:
+        self.path = path
+        self.where = where
+        try:
+            with av.open(str(path)) as container:
+                if not container.streams.video:
+                    raise InputError(f"{where}: resource has no video stream")
+                stream = container.streams.video[0]
+                self.duration = _stream_seconds(stream, container)
+        except av.FFmpegError as exc:
+            raise InputError(f"{where}: resource is not a readable video") from exc
+
+    def resampled(self, count: int, size: tuple[int, int]) -> Iterator[np.ndarray]:
+        """`count` RGB frames of `size` spread evenly over the clip (frames repeat when the clip is
+        shorter, are skipped when it is longer)."""
+        if count <= 0:
+            return
+        step = self.duration / count if self.duration > 0 else 0.0
+        try:
+            with av.open(str(self.path)) as container:
+                stream = container.streams.video[0]
+                stream.thread_type = "AUTO"
+                decoded = container.decode(stream)
+                current = next(decoded, None)
+                if current is None:
+                    raise InputError(f"{self.where}: resource has no decodable frames")
+                upcoming = next(decoded, None)
+                converted: np.ndarray | None = None
+                for index in range(count):
+                    wanted = index * step
+                    # Advance while the next frame starts no later than the wanted time.
+                    while upcoming is not None and _frame_seconds(upcoming) <= wanted + 1e-6:
+                        current, upcoming, converted = upcoming, next(decoded, None), None
+                    if converted is None:
+                        converted = _frame_to_rgb(current, size)
+                    yield converted
+        except av.FFmpegError as exc:
+            raise InputError(f"{self.where}: resource is not a readable video") from exc
+
+
+def _stream_seconds(stream: av.video.stream.VideoStream, container: av.container.InputContainer) -> float:
+    if stream.duration is not None and stream.time_base is not None:
+        return float(stream.duration * stream.time_base)
+    if container.duration is not None:
+        return container.duration / av.time_base
+    return 0.0
+
+
+def _frame_seconds(frame: av.VideoFrame) -> float:
+    if frame.time is not None:
+        return float(frame.time)
+    return float(Fraction(frame.pts or 0) * (frame.time_base or 0))
+
+
+def _frame_to_rgb(frame: av.VideoFrame, size: tuple[int, int]) -> np.ndarray:
+    # Scale with swscale so that the cropped result covers `size`, then crop centrally in numpy:
+    # much cheaper than a Pillow round trip per frame.
+    width, height = size
+    scale = max(width / frame.width, height / frame.height)
+    scaled_width = max(width, round(frame.width * scale))
+    scaled_height = max(height, round(frame.height * scale))
+    rgb = frame.reformat(width=scaled_width, height=scaled_height, format="rgb24", interpolation="BILINEAR")
+    array = rgb.to_ndarray()
+    left = (scaled_width - width) // 2
+    top = (scaled_height - height) // 2
+    return np.ascontiguousarray(array[top : top + height, left : left + width])
+
+
+def load_audio(path: Path, where: str, rate: int, max_samples: int) -> np.ndarray:
+    """Mono float32 samples at `rate`, at most `max_samples` of them (decoding stops there, so a
+    long clip costs no more than the video needs)."""
+    chunks: list[np.ndarray] = []
+    total = 0
+    try:
+        with av.open(str(path)) as container:
+            if not container.streams.audio:
+                raise InputError(f"{where}: resource has no audio stream")
+            resampler = av.AudioResampler(format="flt", layout="mono", rate=rate)
+            for frame in container.decode(container.streams.audio[0]):
+                for mono in resampler.resample(frame):
+                    chunks.append(mono.to_ndarray().reshape(-1))
+                    total += chunks[-1].size
+                if total >= max_samples:
+                    break
+            else:
+                for mono in resampler.resample(None):
+                    chunks.append(mono.to_ndarray().reshape(-1))
+    except av.FFmpegError as exc:
+        raise InputError(f"{where}: resource is not a readable audio file") from exc
+    samples = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
+    if samples.size == 0:
+        raise InputError(f"{where}: resource has no audio samples")
+    return samples[:max_samples].astype(np.float32, copy=False)

@@ -1,0 +1,225 @@
+"""The preview renderer: real, playable videos that follow the request, made without a model.
+
+It shows the request's own material (the prompt's words, the images, the reference clips and
+audio) with simple motion, at exactly the size, length and frame rate the real service would
+deliver, so that everything downstream (records, players, reviews, billing) works on true files.
+
+It says what it is: the MP4's title and comment name the preview renderer, and the text-to-video
+picture carries a "PREVIEW" label. The image scenarios carry no label in the picture, because their
+first and last frames must be the given images.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from dailies.spec.limits import IMAGE_MAX_BYTES, VIDEO_MAX_BYTES
+
+from .audio import AUDIO_RATE, AudioTrack, LoopedClip, ToneTrack
+from .encode import Mp4Writer
+from .inputs import InputResolver
+from .media import VideoClip, fit_image, load_audio, open_image
+from .overlays import watermark
+from .plan import ContentPlan, MediaInput, Mode, OutputSpec, output_spec, plan_content
+from .protocol import CancelCheck, ProgressCallback, RenderCancelled, RenderJob, RenderResult
+from .scenes import FirstFrameScene, FirstLastFrameScene, Reference, ReferenceScene, Scene, TextScene
+
+VIDEO_TITLE = "Dailies preview"
+PNG_COMPRESS_LEVEL = 3  # a last frame is written once; level 3 is close in size to 9 and far faster
+
+
+def video_filename(task_id: str) -> str:
+    return f"{task_id}.mp4"
+
+
+def last_frame_filename(task_id: str) -> str:
+    return f"{task_id}_last_frame.png"
+
+
+class PreviewGenerator:
+    """A `Generator` that renders previews with PyAV, Pillow and numpy.
+
+    `poll_interval` is the least time in seconds between two calls of `is_cancelled`, and
+    `progress_interval` between two progress reports (0 calls them at every frame), so that
+    callbacks which touch a database stay cheap whatever the frame rate of the render.
+    """
+
+    def __init__(self, poll_interval: float = 0.1, progress_interval: float = 0.25) -> None:
+        self.poll_interval = poll_interval
+        self.progress_interval = progress_interval
+
+    def render(
+        self,
+        job: RenderJob,
+        inputs: InputResolver,
+        progress: ProgressCallback,
+        is_cancelled: CancelCheck,
+    ) -> RenderResult:
+        plan = plan_content(job.request)
+        output_dir = Path(job.output_dir)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        video_path = output_dir / video_filename(job.task_id)
+        last_frame_path = output_dir / last_frame_filename(job.task_id)
+        partial_video = output_dir / f".{video_path.name}.partial"
+        partial_last_frame = output_dir / f".{last_frame_path.name}.partial"
+        try:
+            with tempfile.TemporaryDirectory(dir=output_dir, prefix=f".{job.task_id}-inputs-") as scratch:
+                if is_cancelled():
+                    raise RenderCancelled(job.task_id)
+                spec, scene, track = self._prepare(job, plan, inputs, Path(scratch), is_cancelled)
+                self._encode(job, spec, scene, track, partial_video, partial_last_frame, progress, is_cancelled)
+            os.replace(partial_video, video_path)
+            if spec.return_last_frame:
+                os.replace(partial_last_frame, last_frame_path)
+        except BaseException:
+            partial_video.unlink(missing_ok=True)
+            partial_last_frame.unlink(missing_ok=True)
+            raise
+        progress(1.0)
+        return RenderResult(
+            video_path=video_path,
+            last_frame_path=last_frame_path if spec.return_last_frame else None,
+            width=spec.width,
+            height=spec.height,
+            resolution=spec.resolution,
+            ratio=spec.ratio,
+            duration=spec.duration,
+            frames=spec.frames,
+            frame_count=spec.frame_count,
+            fps=spec.fps,
+            seed=spec.seed,
+            generate_audio=spec.generate_audio,
+            completion_tokens=spec.completion_tokens,
+            tools_used=[],
+            web_search_calls=0,
+        )
+
+    # ---------- inputs to scene ----------
+
+    def _prepare(
+        self,
+        job: RenderJob,
+        plan: ContentPlan,
+        inputs: InputResolver,
+        scratch: Path,
+        is_cancelled: CancelCheck,
+    ) -> tuple[OutputSpec, Scene, AudioTrack | None]:
+        """Fetch and decode the inputs, then build the scene and the sound track."""
+        images: dict[str, Image.Image] = {}
+
+        def image(media: MediaInput) -> Image.Image:
+            if media.where not in images:
+                if is_cancelled():
+                    raise RenderCancelled(job.task_id)
+                data = inputs.read_bytes(media.url, media.where, max_bytes=IMAGE_MAX_BYTES)
+                images[media.where] = open_image(data, media.where)
+            return images[media.where]
+
+        # `adaptive` follows the first frame or first reference image, so that one comes first.
+        ratio_image = plan.ratio_image
+        image_size = image(ratio_image).size if ratio_image is not None else None
+        spec = output_spec(job.request, job.seed, job.draft, image_size)
+        size = (spec.width, spec.height)
+
+        scene: Scene
+        if plan.mode is Mode.FIRST_FRAME:
+            assert plan.first_frame is not None
+            first = fit_image(image(plan.first_frame), size)
+            scene = FirstFrameScene(first, spec.frame_count, spec.fps, spec.seed, spec.camera_fixed)
+        elif plan.mode is Mode.FIRST_AND_LAST_FRAME:
+            assert plan.first_frame is not None and plan.last_frame is not None
+            first = fit_image(image(plan.first_frame), size)
+            last = fit_image(image(plan.last_frame), size)
+            scene = FirstLastFrameScene(first, last, spec.frame_count, spec.fps, spec.seed, spec.camera_fixed)
+        elif plan.mode is Mode.REFERENCE:
+            references = []
+            for media in plan.references:
+                if media.kind == "image":
+                    references.append(Reference(image=fit_image(image(media), size)))
+                else:
+                    if is_cancelled():
+                        raise RenderCancelled(job.task_id)
+                    path = inputs.fetch(media.url, media.where, scratch, max_bytes=VIDEO_MAX_BYTES)
+                    references.append(Reference(video=VideoClip(path, media.where)))
+            scene = ReferenceScene(references, size, spec.frame_count, spec.fps, spec.seed)
+        else:
+            scene = TextScene(plan.prompt, spec.width, spec.height, spec.frame_count, spec.fps, spec.seed)
+        images.clear()  # the originals are no longer needed; the scenes hold fitted copies
+
+        track: AudioTrack | None = None
+        if spec.generate_audio:
+            total_samples = _audio_samples(spec)
+            if plan.audios:
+                clips = []
+                for media in plan.audios:
+                    if is_cancelled():
+                        raise RenderCancelled(job.task_id)
+                    path = inputs.fetch(media.url, media.where, scratch, max_bytes=VIDEO_MAX_BYTES)
+                    clips.append(load_audio(path, media.where, AUDIO_RATE, total_samples))
+                track = LoopedClip(np.concatenate(clips)[:total_samples])
+            else:
+                track = ToneTrack(plan.prompt, spec.seed, total_samples)
+        return spec, scene, track
+
+    # ---------- scene to file ----------
+
+    def _encode(
+        self,
+        job: RenderJob,
+        spec: OutputSpec,
+        scene: Scene,
+        track: AudioTrack | None,
+        video_path: Path,
+        last_frame_path: Path,
+        progress: ProgressCallback,
+        is_cancelled: CancelCheck,
+    ) -> None:
+        mark = watermark(spec.width, spec.height) if spec.watermark else None
+        marked = np.empty((spec.height, spec.width, 3), dtype=np.uint8) if mark else None
+        total_samples = _audio_samples(spec)
+        metadata = {
+            "title": VIDEO_TITLE,
+            "comment": f"Rendered by the Dailies preview renderer, not a video model. "
+            f"Task {job.task_id}, model {job.request.model}, seed {spec.seed}.",
+        }
+        last_poll = last_report = time.monotonic()
+        written = 0
+        with Mp4Writer(
+            video_path, spec.width, spec.height, spec.fps,
+            audio_rate=AUDIO_RATE if track is not None else None, metadata=metadata,
+        ) as writer:
+            for index, picture in enumerate(scene.frames()):
+                now = time.monotonic()
+                if now - last_poll >= self.poll_interval:
+                    last_poll = now
+                    if is_cancelled():
+                        raise RenderCancelled(job.task_id)
+                if index == spec.frame_count - 1 and spec.return_last_frame:
+                    Image.fromarray(picture).save(last_frame_path, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+                if mark is not None and marked is not None:
+                    np.copyto(marked, picture)
+                    mark.apply(marked)
+                    picture = marked
+                writer.add_frame(picture)
+                written = index + 1
+                if track is not None:
+                    # The audio that plays during this frame, so both streams advance together.
+                    until = written * total_samples // spec.frame_count
+                    writer.add_audio(track.samples(writer.samples_written, until - writer.samples_written))
+                if now - last_report >= self.progress_interval:
+                    last_report = now
+                    # Kept below 1.0 until the file is complete and in place.
+                    progress(min(0.99, written / spec.frame_count))
+            if written != spec.frame_count:
+                raise RuntimeError(f"scene gave {written} frames, {spec.frame_count} expected")
+
+
+def _audio_samples(spec: OutputSpec) -> int:
+    """Audio as long as the video: frame_count / fps seconds."""
+    return spec.frame_count * AUDIO_RATE // spec.fps

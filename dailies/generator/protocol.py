@@ -1,0 +1,91 @@
+"""The contract between the task service and whatever renders a video.
+
+The service owns the task (state, storage, callbacks, billing); a `Generator` only turns one
+validated request into files. The preview renderer is one implementation; a real model, or a
+gateway that forwards to the real service, can be another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from dailies.spec.models import CreateTaskRequest
+
+if TYPE_CHECKING:
+    from .inputs import InputResolver
+
+ProgressCallback = Callable[[float], None]
+CancelCheck = Callable[[], bool]
+
+
+class RenderCancelled(Exception):
+    """The render stopped because `is_cancelled()` answered True. No output file is left behind."""
+
+
+@dataclass
+class RenderJob:
+    """One render, as the service hands it over.
+
+    `request` is already validated. For a final video made from a draft, the service passes a
+    request synthesized from the draft's content and parameters with `draft=False`. `seed` is the
+    seed actually used (the service resolves -1 to a concrete value before rendering). `draft`
+    says whether this render is a draft (480p, billed at 0.6).
+    """
+
+    task_id: str
+    request: CreateTaskRequest
+    output_dir: Path
+    seed: int
+    draft: bool = False
+
+
+@dataclass
+class RenderResult:
+    """What was rendered and what was actually used, in the terms of the task record (spec 2.5).
+
+    Exactly one of `duration` and `frames` is set: `frames` only when the request gave frames.
+    `ratio` is always a fixed ratio (what `adaptive` became). `frame_count` is the number of frames
+    in the file. `last_frame_path` is set only when the request asked for the last frame.
+    """
+
+    video_path: Path
+    last_frame_path: Path | None
+    width: int
+    height: int
+    resolution: str
+    ratio: str
+    duration: int | None
+    frames: int | None
+    frame_count: int
+    fps: int
+    seed: int
+    generate_audio: bool
+    completion_tokens: int
+    tools_used: list[dict[str, Any]] = field(default_factory=list)
+    web_search_calls: int = 0
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Renders one job into files in `job.output_dir`.
+
+    - `inputs` fetches the request's media (data URLs, http(s) URLs, `asset://` ids); a fetch or
+      decode failure raises `InputError`, which the service records as the task's error.
+    - `progress(fraction)` is called now and then with a value in [0, 1], ending with 1.0.
+    - `is_cancelled()` is polled while rendering; when it answers True the generator removes its
+      partial files and raises `RenderCancelled`.
+
+    Files are written under temporary names and renamed on success, so a file with the final
+    name is always complete.
+    """
+
+    def render(
+        self,
+        job: RenderJob,
+        inputs: InputResolver,
+        progress: ProgressCallback,
+        is_cancelled: CancelCheck,
+    ) -> RenderResult: ...

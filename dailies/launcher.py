@@ -1,0 +1,130 @@
+"""`dailies up`: the service and the dashboard together, on embedded defaults.
+
+Both run as child processes; Ctrl-C or SIGTERM stops both, and if either dies the other is
+stopped too, so nothing is left running behind the user's back.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from .service import keys as key_store
+
+
+class PortTaken(RuntimeError):
+    pass
+
+
+def check_port_free(host: str, port: int, what: str) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise PortTaken(f"Port {port} on {host} is taken, so the {what} cannot start there. "
+                            f"Stop whatever uses it or choose another port "
+                            f"(--{'api' if what == 'service' else 'ui'}-port).") from exc
+
+
+def local_key(data_dir: Path) -> str:
+    """The first key of the data directory, made on first run."""
+    keys = key_store.load_keys(data_dir)
+    if keys:
+        return next(iter(keys))
+    return key_store.create_key(data_dir, "local").key
+
+
+def dashboard_script() -> Path:
+    import dashboard
+
+    return Path(dashboard.__file__).resolve().parent / "app.py"
+
+
+def _wait_until_up(url: str, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"The {what} exited during start-up (code {proc.returncode}); see the log above.")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"The {what} did not answer at {url} within {timeout:.0f} s.")
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + 10
+    for proc in procs:
+        try:
+            proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1", workers: int | None = None,
+           open_browser: bool = False) -> int:
+    try:
+        check_port_free(host, api_port, "service")
+        check_port_free(host, ui_port, "dashboard")
+    except PortTaken as exc:
+        print(f"dailies up: {exc}", file=sys.stderr)
+        return 2
+    data_dir = data_dir.resolve()
+    key = local_key(data_dir)
+    api_url = f"http://{host}:{api_port}"
+    env = {k: v for k, v in os.environ.items() if k != "DAILIES_API_KEYS"}
+    serve_cmd = [sys.executable, "-m", "dailies.cli", "serve", "--host", host, "--port", str(api_port),
+                 "--data-dir", str(data_dir)]
+    if workers is not None:
+        serve_cmd += ["--workers", str(workers)]
+    ui_env = {**env, "ARK_BASE_URL": f"{api_url}/api/v3", "ARK_API_KEY": key, "DAILIES_DATA_DIR": str(data_dir)}
+    ui_cmd = [sys.executable, "-m", "streamlit", "run", str(dashboard_script()),
+              "--server.port", str(ui_port), "--server.address", host,
+              "--server.headless", str(not open_browser).lower(), "--server.maxUploadSize", "64",
+              "--browser.gatherUsageStats", "false", "--theme.base", "dark", "--theme.primaryColor", "#f5a524"]
+    procs: list[subprocess.Popen] = []
+    stopping = False
+
+    def on_signal(signum, _frame):
+        nonlocal stopping
+        stopping = True
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        procs.append(subprocess.Popen(serve_cmd, env=env))
+        _wait_until_up(f"{api_url}/healthz", procs[0], "service")
+        procs.append(subprocess.Popen(ui_cmd, env=ui_env, cwd=str(data_dir)))
+        _wait_until_up(f"http://{host}:{ui_port}/_stcore/health", procs[1], "dashboard")
+        print(f"\n  Dailies is up (data in {data_dir}).\n"
+              f"  Dashboard:  http://{host}:{ui_port}\n"
+              f"  API:        {api_url}/api/v3   (key {key_store.mask(key)}; `dailies keys --show` prints it)\n"
+              f"  Results come from the offline preview renderer, not a real model.\n"
+              f"  Press Ctrl-C to stop both.\n", flush=True)
+        while not stopping:
+            for proc, what in zip(procs, ("service", "dashboard"), strict=True):
+                if proc.poll() is not None:
+                    print(f"dailies up: the {what} stopped (code {proc.returncode}); stopping the rest.",
+                          file=sys.stderr)
+                    return 1
+            time.sleep(0.3)
+        print("Stopping…", flush=True)
+        return 0
+    except RuntimeError as exc:
+        print(f"dailies up: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        _stop(procs)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

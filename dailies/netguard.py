@@ -1,0 +1,104 @@
+"""Refuse URLs whose host resolves to an address the service must not reach.
+
+The service fetches URLs that strangers give it (content items) and posts to URLs they name
+(callbacks). Without a guard, `http://169.254.169.254/` or `http://10.0.0.5/admin` turns the
+service into a proxy into its own network (server-side request forgery). Every resolved address
+of the host is checked, since a name may resolve to several and the connection may use any.
+
+Error tree:
+
+    ValueError
+     +-- NetguardError
+          +-- BlockedAddress    a resolved address is loopback, private, link-local, ...
+          +-- HostLookupError   the URL has no host, or the host does not resolve
+
+Limit: the check and the later connection resolve the name separately, so a DNS server that
+answers differently the second time (DNS rebinding) is not stopped here. Callers that need that
+guarantee connect to the address checked here.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class NetguardError(ValueError):
+    """A URL the guard refuses."""
+
+
+class BlockedAddress(NetguardError):
+    """The host resolves to an address that is not allowed (loopback, private, link-local, ...)."""
+
+
+class HostLookupError(NetguardError):
+    """The URL has no host, or its host name does not resolve."""
+
+
+def blocked_reason(address: IPAddress, allow_loopback: bool, allow_private: bool = False) -> str | None:
+    """Why `address` may not be reached, or None when it may.
+
+    Link-local stays blocked even with `allow_private`: it holds cloud metadata endpoints
+    (169.254.169.254), the classic target of request forgery.
+    """
+    # An IPv6 address that embeds an IPv4 one (::ffff:10.0.0.1) is judged by the IPv4 address.
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    # Order matters: 127.0.0.1 and 169.254.x.x also count as "private" for the ipaddress module.
+    if address.is_unspecified:
+        return "unspecified"
+    if address.is_loopback:
+        return None if allow_loopback else "loopback"
+    if address.is_link_local:
+        return "link-local"
+    if address.is_multicast:
+        return "multicast"
+    if address.is_reserved:
+        return "reserved"
+    if address.is_private:
+        return None if allow_private else "private"
+    if not address.is_global:
+        # Shared address space (100.64.0.0/10) and other ranges that are neither private nor public.
+        return None if allow_private else "not globally routable"
+    return None
+
+
+def resolve(host: str, port: int | None = None) -> list[IPAddress]:
+    """Every address `host` resolves to (an IP literal resolves to itself, without DNS)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise HostLookupError(f"host {host!r} does not resolve: {exc}") from exc
+    addresses: list[IPAddress] = []
+    for _family, _type, _proto, _canonname, sockaddr in infos:
+        # Strip an IPv6 zone ("fe80::1%eth0") which ip_address does not parse.
+        address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
+        if address not in addresses:
+            addresses.append(address)
+    return addresses
+
+
+def check_public_host(url: str, allow_loopback: bool, allow_private: bool = False) -> None:
+    """Raise `BlockedAddress` unless every address the URL's host resolves to may be reached.
+
+    Loopback passes only with `allow_loopback`, private ranges only with `allow_private`;
+    link-local, multicast, reserved and unspecified addresses never pass. Raises
+    `HostLookupError` when the URL has no host or the host does not resolve.
+    """
+    parts = urlsplit(url)
+    host = parts.hostname
+    if not host:
+        raise HostLookupError(f"URL has no host: {url!r}")
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
+    except ValueError as exc:
+        raise HostLookupError(f"URL has an invalid port: {url!r}") from exc
+    for address in resolve(host, port):
+        reason = blocked_reason(address, allow_loopback=allow_loopback, allow_private=allow_private)
+        if reason is not None:
+            raise BlockedAddress(f"host {host!r} resolves to a {reason} address ({address}), which is not allowed")

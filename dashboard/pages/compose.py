@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.header('Compose')
+st.info('Coming soon.')

@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.header('Review')
+st.info('Coming soon.')

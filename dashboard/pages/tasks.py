@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.header('Tasks')
+st.info('Coming soon.')

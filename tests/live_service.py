@@ -1,0 +1,62 @@
+"""A real service on a free loopback port, in a thread of the test process: the dashboard and CLI
+tests talk to it over HTTP exactly as they would to `dailies serve`."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from dailies.service.app import create_app
+from dailies.service.settings import Settings
+
+API_KEY = "test-key-local"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class LiveService:
+    base_url: str  # ends in /api/v3
+    api_key: str
+    data_dir: Path
+    app: object
+    server: uvicorn.Server
+    thread: threading.Thread
+
+    @property
+    def root(self) -> str:
+        return self.base_url.removesuffix("/api/v3")
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(15)
+
+
+def start_live_service(data_dir: Path, workers: int = 1, **settings) -> LiveService:
+    port = free_port()
+    app = create_app(Settings(data_dir=data_dir, api_keys={API_KEY: "tests"}, workers=workers,
+                              public_url=f"http://127.0.0.1:{port}", log_requests=False, poll_interval=0.05,
+                              **settings))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, name="live-service", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    else:
+        raise RuntimeError("the live service did not start")
+    return LiveService(f"http://127.0.0.1:{port}/api/v3", API_KEY, data_dir, app, server, thread)

@@ -1,0 +1,35 @@
+"""Passing work from one page to another: Tasks and Review send a request (or an input) to
+Compose, which opens with it filled in.
+
+The contract, kept here so both sides agree:
+- `send_to_compose(request=..., note=...)`: Compose loads the whole request (mode, model,
+  prompt, inputs, parameters) as the starting point (rerun or edit; a draft's final).
+- `send_input_to_compose(url=..., kind=..., role=..., note=...)`: Compose keeps its current form
+  and adds this input (a previous task's video or last frame, to chain shots).
+Compose calls `take()` once per run and clears it, so a prefill is applied exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+PREFILL_KEY = "compose.prefill"
+COMPOSE_PAGE = "pages/compose.py"
+
+
+def send_to_compose(request: dict[str, Any], note: str = "", switch: bool = True) -> None:
+    st.session_state[PREFILL_KEY] = {"request": request, "note": note}
+    if switch:
+        st.switch_page(COMPOSE_PAGE)
+
+
+def send_input_to_compose(url: str, kind: str, role: str, note: str = "", switch: bool = True) -> None:
+    st.session_state[PREFILL_KEY] = {"input": {"url": url, "kind": kind, "role": role}, "note": note}
+    if switch:
+        st.switch_page(COMPOSE_PAGE)
+
+
+def take() -> dict[str, Any] | None:
+    return st.session_state.pop(PREFILL_KEY, None)

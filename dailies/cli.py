@@ -46,6 +46,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         allow_loopback_inputs=args.allow_loopback_inputs,
         allow_loopback_callbacks=not args.refuse_loopback_callbacks,
         allow_private_callbacks=args.allow_private_callbacks,
+        stale_after=args.stale_after,
     )
     app = create_app(settings)
     if not app.state.services.api_keys:
@@ -106,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="refuse callback URLs on loopback (allowed by default for local demos)")
     serve.add_argument("--allow-private-callbacks", action="store_true",
                        help="allow callback URLs on private networks")
+    serve.add_argument("--stale-after", type=float, default=15.0,
+                       help="seconds without a heartbeat after which a running task is put back in the queue")
     serve.set_defaults(func=cmd_serve)
 
     keys = sub.add_parser("keys", help="list or create API keys")

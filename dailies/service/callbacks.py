@@ -108,7 +108,12 @@ class CallbackQueue:
                     self.wake.wait(self.settings.poll_interval)
                     self.wake.clear()
                     continue
-                self.deliver(http, event)
+                try:
+                    self.deliver(http, event)
+                except Exception:
+                    # Recording the outcome failed (a database error): keep this deliverer alive;
+                    # the event stays claimed and is handed out again after the claim timeout.
+                    log.exception("delivering callback %s failed", event.webhook_id)
 
     def claim(self, deliverer: str) -> Row | None:
         now = self.settings.clock()
@@ -158,7 +163,9 @@ class CallbackQueue:
             error = f"refused: {exc}"
         except httpx.TimeoutException:
             error = f"timed out after {self.settings.callback_timeout:g} s"
-        except (httpx.HTTPError, ValueError, OSError) as exc:
+        # httpx.InvalidURL (e.g. a control character in the stored URL) is not an HTTPError; left
+        # uncaught it would kill the deliverer, and every deliverer that claims the event after it.
+        except (httpx.HTTPError, httpx.InvalidURL, ValueError, OSError) as exc:
             error = f"{type(exc).__name__}: {exc}"
         latency_ms = (time.perf_counter() - started) * 1000
         self._record(event, attempt, status_code, latency_ms, error)

@@ -46,4 +46,5 @@ class UrlSigner:
         return f"{base_url.rstrip('/')}{path}?{query}"
 
     def verify(self, path: str, expires: int, signature: str) -> bool:
-        return hmac.compare_digest(self.signature(path, expires), signature)
+        # Compared as bytes: compare_digest refuses non-ASCII str, and a URL may carry anything.
+        return hmac.compare_digest(self.signature(path, expires).encode(), signature.encode("utf-8", "replace"))

@@ -38,7 +38,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .service.app import create_app
     from .service.settings import Settings
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        filename=args.log_file)
     settings = Settings(
         data_dir=args.data_dir,
         workers=args.workers,
@@ -107,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="refuse callback URLs on loopback (allowed by default for local demos)")
     serve.add_argument("--allow-private-callbacks", action="store_true",
                        help="allow callback URLs on private networks")
+    serve.add_argument("--log-file", type=Path, help="write the log (a line per request and per state change) "
+                                                       "to this file instead of stderr")
     serve.add_argument("--stale-after", type=float, default=15.0,
                        help="seconds without a heartbeat after which a running task is put back in the queue")
     serve.set_defaults(func=cmd_serve)

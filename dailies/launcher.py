@@ -86,7 +86,7 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
     api_url = f"http://{host}:{api_port}"
     env = {k: v for k, v in os.environ.items() if k != "DAILIES_API_KEYS"}
     serve_cmd = [sys.executable, "-m", "dailies.cli", "serve", "--host", host, "--port", str(api_port),
-                 "--data-dir", str(data_dir)]
+                 "--data-dir", str(data_dir), "--log-file", str(data_dir / "service.log")]
     if workers is not None:
         serve_cmd += ["--workers", str(workers)]
     ui_env = {**env, "ARK_BASE_URL": f"{api_url}/api/v3", "ARK_API_KEY": key, "DAILIES_DATA_DIR": str(data_dir)}
@@ -110,6 +110,7 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
         print(f"\n  Dailies is up (data in {data_dir}).\n"
               f"  Dashboard:  http://{host}:{ui_port}\n"
               f"  API:        {api_url}/api/v3   (key {key_store.mask(key)}; `dailies keys --show` prints it)\n"
+              f"  Service log: {data_dir / 'service.log'}\n"
               f"  Results come from the offline preview renderer, not a real model.\n"
               f"  Press Ctrl-C to stop both.\n", flush=True)
         while not stopping:

@@ -60,6 +60,8 @@ def verify(secret: str, headers: Mapping[str, str], body: bytes,
     # The header may carry several space-separated signatures (secret rotation).
     for candidate in signatures.split():
         version, _, value = candidate.partition(",")
-        if version == "v1" and hmac.compare_digest(value, expected):
+        # Compared as bytes: compare_digest raises TypeError on a str with non-ASCII characters,
+        # which a forged header may carry.
+        if version == "v1" and hmac.compare_digest(value.encode(), expected.encode()):
             return
     raise WebhookVerificationError("no signature matches")

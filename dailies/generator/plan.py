@@ -21,6 +21,7 @@ from dailies.spec.pixels import (
     frame_count,
     resolve_ratio,
 )
+from dailies.spec.rules import effective_role
 
 from .inputs import content_path, item_url
 
@@ -39,12 +40,12 @@ class Mode(StrEnum):
 
 @dataclass(frozen=True)
 class MediaInput:
-    """One media content item: where it is in the request, and its URL."""
+    """One media content item: where it is in the request, its URL, and the role it plays."""
 
     where: str
     url: str
     kind: MediaKind
-    role: str | None
+    role: str
 
 
 @dataclass(frozen=True)
@@ -70,12 +71,14 @@ class ContentPlan:
 def plan_content(request: CreateTaskRequest) -> ContentPlan:
     """Sort the content items into a scenario.
 
-    An image without a role is the first frame when it is the only image and nothing else is a
-    reference (the real service's image-to-video); otherwise it is a reference image. Videos and
-    audio without a role are references. A `last_frame` without a `first_frame` (which the rules
-    refuse) is used as a reference image. The rules module refuses mixed scenarios; should one
-    arrive anyway, the first-frame scenario wins and the references are ignored.
+    Roles are read as the request rules read them (`dailies.spec.rules.effective_role`): a lone
+    image without a role is the first frame, videos and audio default to references. Cases the
+    rules refuse are still given a meaning, so that the renderer never fails on them: an image
+    without a role among several is a reference image, a `last_frame` without a `first_frame` is
+    a reference image, and when first-frame and reference items are mixed the first frame wins
+    and the references are ignored.
     """
+    image_count = sum(1 for item in request.content if item.type == "image_url")
     prompt_parts: list[str] = []
     media: list[MediaInput] = []
     for index, item in enumerate(request.content):
@@ -87,20 +90,14 @@ def plan_content(request: CreateTaskRequest) -> ContentPlan:
         else:
             url = item_url(item)
             if url is not None:
-                media.append(MediaInput(content_path(index, item), url, _KIND_OF_TYPE[item.type], item.role))
+                kind = _KIND_OF_TYPE[item.type]
+                role = effective_role(item, image_count) or "reference_image"
+                media.append(MediaInput(content_path(index, item), url, kind, role))
 
-    images = [m for m in media if m.kind == "image"]
-    first = next((m for m in images if m.role == "first_frame"), None)
-    last = next((m for m in images if m.role == "last_frame"), None)
-    unroled = [m for m in images if m.role is None]
-    has_references = any(m.role == "reference_image" or m.kind == "video" for m in media)
-    if first is None and last is None and len(images) == 1 and unroled and not has_references:
-        first = unroled[0]
-    if first is None and last is not None:
-        last = None
+    first = next((m for m in media if m.role == "first_frame"), None)
+    last = next((m for m in media if m.role == "last_frame"), None) if first is not None else None
     audios = tuple(m for m in media if m.kind == "audio")
     prompt = "\n".join(prompt_parts)
-
     if first is not None:
         mode = Mode.FIRST_AND_LAST_FRAME if last is not None else Mode.FIRST_FRAME
         return ContentPlan(mode, prompt, first_frame=first, last_frame=last, audios=audios)

@@ -1,0 +1,146 @@
+"""The `dailies` command against a live service: create, list, get, wait, download, cancel,
+keys, and the port check of `dailies up`."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+from contextlib import redirect_stderr, redirect_stdout
+
+import av
+import pytest
+from PIL import Image
+
+from dailies.cli import main
+from dailies.launcher import PortTaken, check_port_free, run_up
+
+from ..live_service import start_live_service
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    live = start_live_service(tmp_path_factory.mktemp("cli-service"), workers=1)
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def ark_env(monkeypatch, service):
+    monkeypatch.setenv("ARK_BASE_URL", service.base_url)
+    monkeypatch.setenv("ARK_API_KEY", service.api_key)
+    return service
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_create_wait_get_list_download_with_json(ark_env, tmp_path):
+    image = tmp_path / "first.png"
+    Image.new("RGB", (640, 360), (10, 120, 200)).save(image)
+    code, out, err = run("create", "--prompt", "a harbour at dawn", "--first-frame", str(image),
+                         "--resolution", "480p", "--duration", "4", "--return-last-frame", "true", "--wait", "--json")
+    assert code == 0, err
+    task = json.loads(out)
+    assert task["status"] == "succeeded" and task["duration"] == 4 and task["content"]["last_frame_url"]
+
+    code, out, _ = run("get", task["id"], "--json")
+    assert json.loads(out)["id"] == task["id"]
+    code, out, _ = run("list", "--status", "succeeded", "--json")
+    assert task["id"] in {t["id"] for t in json.loads(out)["items"]}
+
+    target = tmp_path / "clip.mp4"
+    code, out, err = run("download", task["id"], "-o", str(target))
+    assert code == 0 and "downloading clip.mp4" in err
+    with av.open(str(target)) as container:
+        assert container.streams.video[0].codec_context.width == 864
+    code, _, _ = run("download", task["id"], "--last-frame", "-o", str(tmp_path / "last.png"))
+    assert code == 0 and Image.open(tmp_path / "last.png").size == (864, 496)
+
+
+def test_create_refuses_an_invalid_request_before_sending(ark_env):
+    code, _, err = run("create", "--prompt", "x", "--seed", "4", "--duration", "99")
+    assert code == 2
+    assert "seed" in err and "duration" in err
+
+
+def test_cancel_and_wait_progress_text(ark_env):
+    code, out, _ = run("create", "--prompt", "a kite", "--resolution", "480p", "--duration", "4")
+    task_id = out.strip()
+    code, out, err = run("wait", task_id, "--poll", "0.2")
+    assert code == 0 and f"{task_id}: succeeded" in err and "succeeded" in out
+    code, out, _ = run("cancel", task_id)
+    assert code == 0
+    code, _, err = run("get", task_id)
+    assert code == 1 and ("404" in err or "not found" in err.lower())
+
+
+def test_unreachable_service_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("ARK_API_KEY", "k")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code, _, err = run("list", "--base-url", f"http://127.0.0.1:{port}/api/v3")
+    assert code == 1 and err.startswith("dailies:")
+
+
+def test_keys_create_and_list_masks(tmp_path):
+    code, out, _ = run("keys", "create", "--data-dir", str(tmp_path), "--project", "studio")
+    key = out.split("key")[1].split()[0]
+    code, out, _ = run("keys", "--data-dir", str(tmp_path))
+    assert "project studio" in out and key not in out and "webhook secret whsec_" in out
+    code, out, _ = run("keys", "--data-dir", str(tmp_path), "--show")
+    assert key in out
+
+
+def test_up_says_clearly_when_a_port_is_taken(tmp_path, capsys):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        with pytest.raises(PortTaken, match=f"Port {port}"):
+            check_port_free("127.0.0.1", port, "service")
+        assert run_up(tmp_path, api_port=port, ui_port=port + 1) == 2
+    assert f"Port {port}" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_up_starts_both_and_stops_both_on_sigterm(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from ..live_service import free_port
+
+    api_port, ui_port = free_port(), free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "dailies.cli", "up", "--data-dir", str(tmp_path),
+                             "--api-port", str(api_port), "--ui-port", str(ui_port), "--workers", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        banner = ""
+        deadline = time.monotonic() + 90
+        while "Press Ctrl-C" not in banner and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            assert line or proc.poll() is None, banner
+            banner += line
+        assert f"http://127.0.0.1:{ui_port}" in banner and f"http://127.0.0.1:{api_port}/api/v3" in banner
+        key = next(iter(json.loads((tmp_path / "keys.json").read_text())["keys"]))["key"]
+        listing = httpx.get(f"http://127.0.0.1:{api_port}/api/v3/contents/generations/tasks",
+                            headers={"Authorization": f"Bearer {key}"})
+        assert listing.status_code == 200
+        assert httpx.get(f"http://127.0.0.1:{ui_port}/_stcore/health").status_code == 200
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        for port in (api_port, ui_port):
+            with pytest.raises(httpx.ConnectError):
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

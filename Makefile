@@ -27,6 +27,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/render.py
 	$(BIN)/python bench/service.py
+	$(BIN)/python bench/image_check.py
 
 clean:
 	rm -rf $(VENV)

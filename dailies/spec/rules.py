@@ -152,9 +152,9 @@ def check_model_inputs(req: CreateTaskRequest, model: Model) -> list[Problem]:
     caps = model.capabilities
     problems: list[Problem] = []
     image_count = sum(1 for it in req.content if it.type == "image_url")
+    name = _label(model)
     for i, it in enumerate(req.content):
         role = effective_role(it, image_count)
-        name = _label(model)
         if it.type == "audio_url" and not caps.audio_input:
             problems.append(Problem(f"content[{i}]", f"audio input is for generation 2.0 only, not {name}"))
         elif it.type == "video_url" and not caps.reference_videos:

@@ -101,6 +101,10 @@ class CreateTaskRequest(_Closed):
         return self.model_dump(mode="json", exclude_none=True)
 
 
+# Parameters the official SDK sends (as null when unset) that the spec does not define. They are
+# accepted only as null, so the SDK works unchanged while the schema stays closed.
+SDK_ONLY_FIELDS: tuple[str, ...] = ("output_format", "omni_reference_task_type")
+
 DEFAULTS: dict[str, Any] = {
     "return_last_frame": False,
     "service_tier": "default",
@@ -154,7 +158,8 @@ class Usage(_Open):
 class TaskRecord(_Open):
     id: str
     model: str | None = None
-    status: TaskStatus
+    # A plain string, not TaskStatus: a newer server may add a status and old clients must not break.
+    status: str
     error: TaskError | None = None
     created_at: int | None = None
     updated_at: int | None = None

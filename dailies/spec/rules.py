@@ -43,20 +43,29 @@ def _label(model: Model) -> str:
     return f"{model.label} (generation {model.generation.value})"
 
 
-def effective_role(item: ContentItem, image_count: int) -> str | None:
+def effective_role(item: ContentItem, image_count: int, with_video_or_audio: bool = False) -> str | None:
     """The role an item plays: its own, or the default for its type. A lone image without a
-    role is a first frame; among several images a role is required (None is returned)."""
+    role is a first frame, unless videos or audio make the request a reference scenario, where it
+    is a reference image; among several images a role is required (None is returned)."""
     if item.role is not None:
         return item.role
     if item.type == "image_url":
-        return "first_frame" if image_count == 1 else None
+        if image_count != 1:
+            return None
+        return "reference_image" if with_video_or_audio else "first_frame"
     return DEFAULT_ROLE.get(item.type)
+
+
+def _role_context(req: CreateTaskRequest) -> tuple[int, bool]:
+    """(number of images, whether any video or audio is present): what default roles depend on."""
+    images = sum(1 for it in req.content if it.type == "image_url")
+    return images, any(it.type in ("video_url", "audio_url") for it in req.content)
 
 
 def check_content_items(req: CreateTaskRequest) -> list[Problem]:
     """Each item carries the payload of its type and nothing else, and a role its type allows."""
     problems: list[Problem] = []
-    image_count = sum(1 for it in req.content if it.type == "image_url")
+    image_count, with_av = _role_context(req)
     for i, item in enumerate(req.content):
         here = f"content[{i}]"
         own = PAYLOAD_FIELD[item.type]
@@ -76,7 +85,7 @@ def check_content_items(req: CreateTaskRequest) -> list[Problem]:
             else:
                 message = f"a {item.type} item takes no role"
             problems.append(Problem(f"{here}.role", message))
-        elif item.type == "image_url" and effective_role(item, image_count) is None:
+        elif item.type == "image_url" and effective_role(item, image_count, with_av) is None:
             problems.append(Problem(
                 f"{here}.role",
                 "is required when there are several images: first_frame, last_frame or reference_image",
@@ -89,10 +98,10 @@ def check_combination(req: CreateTaskRequest) -> list[Problem]:
     """Spec 2.3: the five permitted combinations, and the three image scenarios kept apart."""
     problems: list[Problem] = []
     items = list(enumerate(req.content))
-    image_count = sum(1 for _, it in items if it.type == "image_url")
+    image_count, with_av = _role_context(req)
     by_role: dict[str, list[int]] = {}
     for i, it in items:
-        role = effective_role(it, image_count)
+        role = effective_role(it, image_count, with_av)
         if role:
             by_role.setdefault(role, []).append(i)
     texts = [i for i, it in items if it.type == "text"]
@@ -129,8 +138,10 @@ def check_combination(req: CreateTaskRequest) -> list[Problem]:
         problems.append(Problem(f"content[{last[0]}].role", "a last_frame needs a first_frame image"))
     if (first or last) and references:
         mode = "first-and-last-frame" if last else "first-frame"
+        culprit = sorted(references)[0]
+        where = f"content[{culprit}].role" if req.content[culprit].role is not None else f"content[{culprit}]"
         problems.append(Problem(
-            f"content[{sorted(references)[0]}].role",
+            where,
             f"the {mode} scenario cannot be mixed with references (reference images, videos or audio)",
         ))
     videos = by_role.get("reference_video", [])
@@ -151,10 +162,10 @@ def check_model_inputs(req: CreateTaskRequest, model: Model) -> list[Problem]:
     """Input kinds the model's generation takes (audio and video 2.0 only, drafts 1.5 Pro only)."""
     caps = model.capabilities
     problems: list[Problem] = []
-    image_count = sum(1 for it in req.content if it.type == "image_url")
+    image_count, with_av = _role_context(req)
     name = _label(model)
     for i, it in enumerate(req.content):
-        role = effective_role(it, image_count)
+        role = effective_role(it, image_count, with_av)
         if it.type == "audio_url" and not caps.audio_input:
             problems.append(Problem(f"content[{i}]", f"audio input is for generation 2.0 only, not {name}"))
         elif it.type == "video_url" and not caps.reference_videos:
@@ -190,9 +201,10 @@ def check_generation_fields(req: CreateTaskRequest, model: Model) -> list[Proble
     if req.resolution is not None and req.resolution not in caps.resolutions:
         choices = ", ".join(caps.resolutions)
         refuse("resolution", f"{req.resolution} is not available for {name}; choose {choices}")
-    if req.seed is not None and not caps.seed:
+    # Sending a field's default (seed -1, camera_fixed false) asks for nothing, so it is accepted.
+    if req.seed not in (None, L.SEED_DEFAULT) and not caps.seed:
         refuse("seed", f"seed is not supported for {name}")
-    if req.camera_fixed is not None and not caps.camera_fixed:
+    if req.camera_fixed and not caps.camera_fixed:
         refuse("camera_fixed", f"camera_fixed is not supported for {name}")
     elif req.camera_fixed and any(it.role == "reference_image" for it in req.content):
         refuse("camera_fixed", "camera_fixed cannot be used with reference images")
@@ -204,7 +216,8 @@ def check_generation_fields(req: CreateTaskRequest, model: Model) -> list[Proble
                              "(for example 29, 121, 289)")
     if req.generate_audio and not caps.generate_audio:
         refuse("generate_audio", f"{name} does not generate audio")
-    if req.duration is not None and req.frames is None:
+    # Checked even when frames wins: a duration out of range is still a mistake worth naming.
+    if req.duration is not None:
         picks = req.duration == L.DURATION_MODEL_PICKS and caps.duration_model_picks
         if not picks and not caps.duration_min <= req.duration <= caps.duration_max:
             extra = ", or -1 to let the model choose" if caps.duration_model_picks else ""

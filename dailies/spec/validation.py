@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .catalog import Model
-from .models import CreateTaskRequest
+from .models import SDK_ONLY_FIELDS, ContentItem, CreateTaskRequest
 from .problems import INVALID, MISSING, Problem, join_path
 from .rules import check_request
 
@@ -42,6 +42,8 @@ def _describe(error: dict[str, Any]) -> Problem:
     loc = tuple(error["loc"])
     ctx = error.get("ctx") or {}
     got = _shown(error.get("input"))
+    if kind == "extra_forbidden" and loc[-1] in SDK_ONLY_FIELDS:
+        return Problem(join_path(loc), f"{loc[-1]} is not supported by this service; leave it unset")
     if kind == "extra_forbidden":
         return Problem(join_path(loc), f"unknown field {loc[-1]!r}")
     if kind == "missing":
@@ -68,17 +70,17 @@ def problems_from_validation_error(exc: ValidationError) -> list[Problem]:
 
 
 def drop_nulls(body: dict[str, Any]) -> dict[str, Any]:
-    """Remove keys whose value is null, at the top level and in each content item.
-
-    Null means "not given". The official SDK sends every parameter it knows, including ones
-    beyond the spec (`output_format`, `omni_reference_task_type`), as null when unset; dropping
-    them first keeps the schema closed to every field that carries a value.
+    """Remove the keys of known fields whose value is null, at the top level and in each content
+    item: null means "not given". An unknown field stays, null or not, so the closed schema names
+    it; the SDK's own extra parameters (`SDK_ONLY_FIELDS`) are known and dropped when null.
     """
-    out = {k: v for k, v in body.items() if v is not None}
+    known = set(CreateTaskRequest.model_fields) | set(SDK_ONLY_FIELDS)
+    item_fields = set(ContentItem.model_fields)
+    out = {k: v for k, v in body.items() if not (v is None and k in known)}
     content = out.get("content")
     if isinstance(content, list):
         out["content"] = [
-            {k: v for k, v in item.items() if v is not None} if isinstance(item, dict) else item
+            {k: v for k, v in item.items() if not (v is None and k in item_fields)} if isinstance(item, dict) else item
             for item in content
         ]
     return out

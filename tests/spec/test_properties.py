@@ -114,7 +114,7 @@ def valid_bodies(draw: st.DrawFn) -> dict[str, Any]:
         fields["camera_fixed"] = maybe(st.just(False) if has_references else st.booleans())
     if caps.frames and draw(st.booleans()):
         fields["frames"] = st.integers(1, 66).map(lambda n: 25 + 4 * n)
-        fields["duration"] = maybe(st.integers(-100, 100))  # frames win over duration
+        fields["duration"] = maybe(durations)  # frames win over duration; a given duration is still checked
     else:
         fields["duration"] = maybe(durations)
     if from_draft:

@@ -74,9 +74,10 @@ COMBINATIONS = [
     # The three scenarios must not be mixed.
     pytest.param(V20, [T, FIRST, REF], ["content[2].role"], id="mix-first-frame+reference-image"),
     pytest.param(V20, [T, REF, FIRST], ["content[1].role"], id="mix-reference-image+first-frame"),
-    pytest.param(V20, [T, FIRST, LAST, video()], ["content[3].role"], id="mix-first+last+reference-video"),
-    pytest.param(V20, [T, FIRST, video()], ["content[2].role"], id="mix-first+reference-video"),
-    pytest.param(V20, [T, image(), audio()], ["content[2].role"], id="mix-first-by-default+audio"),
+    pytest.param(V20, [T, FIRST, LAST, video()], ["content[3]"], id="mix-first+last+reference-video"),
+    pytest.param(V20, [T, FIRST, video()], ["content[2]"], id="mix-first+reference-video"),
+    # Beside audio or video, an image without a role is a reference image (combination 4), not a first frame.
+    pytest.param(V20, [T, image(), audio()], OK, id="image-without-role-is-a-reference-beside-audio"),
     pytest.param(V20, [T, LAST], ["content[1].role"], id="last-frame-without-first"),
     pytest.param(V20, [T, FIRST, FIRST], ["content[2].role"], id="two-first-frames"),
     pytest.param(V20, [T, FIRST, LAST, LAST], ["content[3].role"], id="two-last-frames"),
@@ -161,7 +162,9 @@ GENERATION_TABLE = [
     pytest.param(V10, [T], {"resolution": "1080p"}, OK, id="1080p-1.0"),
     # seed, camera_fixed | no | yes (camera_fixed not with reference images) | yes
     pytest.param(V20, [T], {"seed": 7}, ["seed"], id="seed-2.0"),
-    pytest.param(V20, [T], {"seed": -1}, ["seed"], id="seed-default-value-2.0"),
+    # Sending the default asks for nothing the model lacks.
+    pytest.param(V20, [T], {"seed": -1}, OK, id="seed-default-value-2.0"),
+    pytest.param(V20, [T], {"camera_fixed": False}, OK, id="camera_fixed-default-value-2.0"),
     pytest.param(V15, [T], {"seed": 7}, OK, id="seed-1.5"),
     pytest.param(V10, [T], {"seed": 4294967295}, OK, id="seed-1.0"),
     pytest.param(V20, [T], {"camera_fixed": True}, ["camera_fixed"], id="camera_fixed-2.0"),
@@ -179,7 +182,7 @@ GENERATION_TABLE = [
     # audio_url content, generate_audio | yes | generate_audio only | no
     pytest.param(V20, [T, REF, audio()], {}, OK, id="audio-input-2.0"),
     pytest.param(V15, [T, REF, audio()], {}, ["content[2]"], id="audio-input-1.5"),
-    pytest.param(V10, [T, IMG, audio()], {}, ["content[2].role", "content[2]"], id="audio-input-1.0"),
+    pytest.param(V10, [T, IMG, audio()], {}, ["content[1].role", "content[2]"], id="audio-input-1.0"),
     pytest.param(V20, [T], {"generate_audio": True}, OK, id="generate_audio-2.0"),
     pytest.param(V15, [T], {"generate_audio": True}, OK, id="generate_audio-1.5"),
     pytest.param(V10, [T], {"generate_audio": True}, ["generate_audio"], id="generate_audio-1.0"),

@@ -65,14 +65,17 @@ def cmd_keys(args: argparse.Namespace) -> int:
         print(f"project {entry.project}\nkey     {entry.key}")
         print(f"webhook secret {key_store.webhook_secret(args.data_dir, entry.project)}")
         return 0
-    projects = key_store.list_projects(args.data_dir)
+    from .service.settings import keys_from_environment
+
+    projects = key_store.list_projects(args.data_dir, keys_from_environment())
     if not projects:
         print(f"No keys in {args.data_dir}. Make one with `dailies keys create`.")
     for name, info in projects.items():
         print(f"project {name}")
         for key in info["keys"]:
             print(f"  key            {key if args.show else key_store.mask(key)}")
-        print(f"  webhook secret {info.get('webhook_secret', '-')}")
+        secret = info.get("webhook_secret") or key_store.webhook_secret(args.data_dir, name)
+        print(f"  webhook secret {secret}")
     return 0
 
 

@@ -151,8 +151,11 @@ class InputResolver:
 
         deadline = time.monotonic() + self.timeout
         current = url
-        # Redirects are followed here, not by httpx, so that each hop's host passes the guard.
-        with httpx.Client(timeout=self.timeout, follow_redirects=False, transport=self._transport) as client:
+        # Redirects are followed here, not by httpx, so that each hop's host passes the guard; and
+        # no proxy from the environment, so the connection goes to the host the guard checked.
+        with httpx.Client(
+            timeout=self.timeout, follow_redirects=False, transport=self._transport, trust_env=False
+        ) as client:
             for _hop in range(self.max_redirects + 1):
                 try:
                     netguard.check_public_host(current, self.allow_loopback, self.allow_private)

@@ -68,18 +68,21 @@ class PreviewGenerator:
         last_frame_path = output_dir / last_frame_filename(job.task_id)
         partial_video = output_dir / f".{video_path.name}.partial"
         partial_last_frame = output_dir / f".{last_frame_path.name}.partial"
+        ours = [partial_video, partial_last_frame]  # files to remove if the render does not complete
         try:
             with tempfile.TemporaryDirectory(dir=output_dir, prefix=f".{job.task_id}-inputs-") as scratch:
                 if is_cancelled():
                     raise RenderCancelled(job.task_id)
                 spec, scene, track = self._prepare(job, plan, inputs, Path(scratch), is_cancelled)
                 self._encode(job, spec, scene, track, partial_video, partial_last_frame, progress, is_cancelled)
-            os.replace(partial_video, video_path)
+            # The video last: once it has its final name, everything is in place.
             if spec.return_last_frame:
                 os.replace(partial_last_frame, last_frame_path)
+                ours.append(last_frame_path)
+            os.replace(partial_video, video_path)
         except BaseException:
-            partial_video.unlink(missing_ok=True)
-            partial_last_frame.unlink(missing_ok=True)
+            for leftover in ours:
+                leftover.unlink(missing_ok=True)
             raise
         progress(1.0)
         return RenderResult(

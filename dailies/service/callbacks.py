@@ -135,6 +135,11 @@ class CallbackQueue:
             .order_by(callback_events.c.next_attempt_at, callback_events.c.seq)
             .limit(1)
         )
+        # Look first without the write lock: most polls find nothing due, and taking the lock
+        # on each of them would make every idle deliverer contend with the API's writes.
+        with self.engine.connect() as conn:
+            if conn.execute(pick).scalar() is None:
+                return None
         with self.write.begin() as conn:
             seq = conn.execute(pick).scalar()
             if seq is None:

@@ -7,13 +7,17 @@ webhook signing secret (Standard Webhooks, `whsec_` + Base64) used for its callb
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import secrets
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 KEYS_FILE = "keys.json"
+_THREAD_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -33,10 +37,22 @@ def _load(data_dir: Path) -> dict:
     return json.loads(path.read_text())
 
 
+@contextmanager
+def _locked(data_dir: Path):
+    """An exclusive lock around a read-modify-write of the keys file, across threads and processes."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with _THREAD_LOCK, open(data_dir / f"{KEYS_FILE}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _save(data_dir: Path, data: dict) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     path = _path(data_dir)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(f"{KEYS_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
     # The file holds credentials: readable by its owner only.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -54,12 +70,13 @@ def new_webhook_secret() -> str:
 
 def create_key(data_dir: Path, project: str | None = None) -> KeyEntry:
     """Add a key to the keys file (a new project unless one is named) and return it."""
-    data = _load(data_dir)
-    key = new_key()
-    project = project or f"project-{key[3:11].lower()}"
-    data["keys"].append({"key": key, "project": project})
-    data["projects"].setdefault(project, {"webhook_secret": new_webhook_secret()})
-    _save(data_dir, data)
+    with _locked(data_dir):
+        data = _load(data_dir)
+        key = new_key()
+        project = project or f"project-{key[3:11].lower()}"
+        data["keys"].append({"key": key, "project": project})
+        data["projects"].setdefault(project, {"webhook_secret": new_webhook_secret()})
+        _save(data_dir, data)
     return KeyEntry(key, project)
 
 
@@ -70,21 +87,25 @@ def load_keys(data_dir: Path) -> dict[str, str]:
 
 def webhook_secret(data_dir: Path, project: str) -> str:
     """The project's signing secret, made and stored on first use."""
-    data = _load(data_dir)
-    entry = data["projects"].get(project)
-    if entry is None:
-        entry = {"webhook_secret": new_webhook_secret()}
-        data["projects"][project] = entry
+    entry = _load(data_dir)["projects"].get(project)
+    if entry is not None:
+        return entry["webhook_secret"]
+    with _locked(data_dir):
+        data = _load(data_dir)  # another process may have made it meanwhile
+        entry = data["projects"].setdefault(project, {"webhook_secret": new_webhook_secret()})
         _save(data_dir, data)
     return entry["webhook_secret"]
 
 
-def list_projects(data_dir: Path) -> dict[str, dict]:
+def list_projects(data_dir: Path, extra_keys: dict[str, str] | None = None) -> dict[str, dict]:
+    """Every project known to the data directory (from the keys file, plus `extra_keys` such as
+    those of DAILIES_API_KEYS) with its keys and webhook secret."""
     data = _load(data_dir)
-    out: dict[str, dict] = {}
-    for entry in data["keys"]:
-        out.setdefault(entry["project"], {"keys": [], **data["projects"].get(entry["project"], {})})
-        out[entry["project"]]["keys"].append(entry["key"])
+    out: dict[str, dict] = {name: {"keys": [], **info} for name, info in data["projects"].items()}
+    pairs = [(e["key"], e["project"]) for e in data["keys"]] + list((extra_keys or {}).items())
+    for key, project in pairs:
+        out.setdefault(project, {"keys": [], **data["projects"].get(project, {})})
+        out[project]["keys"].append(key)
     return out
 
 

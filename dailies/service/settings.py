@@ -44,6 +44,12 @@ class Settings:
     clock: Callable[[], float] = time.time
     log_requests: bool = True
 
+    def __post_init__(self) -> None:
+        if not self.callback_retry_delays or any(d < 0 for d in self.callback_retry_delays):
+            raise ValueError("callback_retry_delays needs at least one delay, none negative")
+        if self.workers < 0:
+            raise ValueError("workers must be 0 or more")
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "dailies.sqlite3"

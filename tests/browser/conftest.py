@@ -1,0 +1,110 @@
+"""End-to-end fixtures: the whole product started by `dailies up` on free ports, and Debian's
+Chromium driven by Playwright. Without a browser the tests are skipped on a developer machine and
+fail where the CI variable is set, so CI can never pass without running them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ..live_service import free_port
+
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "tests" / "artifacts" / "screenshots"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--autoplay-policy=no-user-gesture-required"]
+
+
+@dataclass
+class Product:
+    ui_url: str
+    api_url: str  # ends in /api/v3
+    api_key: str
+    data_dir: Path
+
+    def client(self):
+        from dailies.client import Client
+
+        return Client(base_url=self.api_url, api_key=self.api_key)
+
+
+def _browser_path() -> str | None:
+    return CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = _browser_path()
+    if path is None:
+        message = "Debian's chromium is not installed (bash .ci/run installs it with apt-get)"
+        if os.environ.get("CI"):
+            pytest.fail(message + "; CI must run the browser tests")
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(scope="session")
+def product(tmp_path_factory, chromium_path):
+    data_dir = tmp_path_factory.mktemp("product")
+    api_port, ui_port = free_port(), free_port()
+    log = open(data_dir / "up.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([sys.executable, "-m", "dailies.cli", "up", "--data-dir", str(data_dir),
+                             "--api-port", str(api_port), "--ui-port", str(ui_port), "--workers", "2"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, (data_dir / "up.log").read_text()
+            try:
+                if httpx.get(f"http://127.0.0.1:{ui_port}/_stcore/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        else:
+            raise RuntimeError("dailies up did not start: " + (data_dir / "up.log").read_text())
+        key = json.loads((data_dir / "keys.json").read_text())["keys"][0]["key"]
+        yield Product(f"http://127.0.0.1:{ui_port}", f"http://127.0.0.1:{api_port}/api/v3", key, data_dir)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    opened = context.new_page()
+    opened.set_default_timeout(30_000)
+    yield opened
+    context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

@@ -52,7 +52,8 @@ class Services:
         )
         self.store = TaskStore(self.engine, on_change=self.callbacks.enqueue)
         self.tasks = TaskService(settings, self.store, self.signer, self.files)
-        self.workers = WorkerPool(settings, self.store, generator or _preview_generator(), self.files)
+        self.workers = WorkerPool(settings, self.store, generator or _preview_generator(), self.files,
+                                  self.signer)
 
     @lru_cache(maxsize=256)  # noqa: B019 - one Services per app; the cache dies with it
     def webhook_secret(self, project: str) -> str:

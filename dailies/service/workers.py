@@ -21,12 +21,14 @@ from dataclasses import asdict
 
 from sqlalchemy import Row
 
-from ..generator.inputs import InputError, InputResolver
+from ..generator.inputs import InputError
 from ..generator.protocol import Generator, RenderCancelled, RenderJob
 from ..spec.models import CreateTaskRequest
 from .files import ResultFiles
+from .own_results import ServiceInputResolver
 from .records import LAST_FRAME_NAME, VIDEO_NAME
 from .settings import Settings
+from .signing import UrlSigner
 from .store import TaskStore
 
 log = logging.getLogger("dailies.workers")
@@ -53,12 +55,14 @@ class _Running:
 
 
 class WorkerPool:
-    def __init__(self, settings: Settings, store: TaskStore, generator: Generator, files: ResultFiles) -> None:
+    def __init__(self, settings: Settings, store: TaskStore, generator: Generator, files: ResultFiles,
+                 signer: UrlSigner) -> None:
         self.settings = settings
         self.store = store
         self.generator = generator
         self.files = files
-        self.inputs = InputResolver(settings.data_dir, allow_loopback=settings.allow_loopback_inputs)
+        self.inputs = ServiceInputResolver(settings.data_dir, allow_loopback=settings.allow_loopback_inputs,
+                                           signer=signer, files=files, clock=settings.clock)
         self.stop_event = threading.Event()
         self.running = _Running()
         self.threads: list[threading.Thread] = []

@@ -336,3 +336,21 @@ async def test_openapi_documents_the_real_inputs(env):
     assert params["page_size"]["schema"]["maximum"] == 500
     assert "expired" not in params["filter.status"]["schema"]["enum"]
     assert KEY_A not in str(doc)
+
+
+async def test_own_result_urls_are_read_from_disk_for_chained_shots(env, tmp_path):
+    from dailies.generator.inputs import InputError
+
+    [task_id] = await make(env, return_last_frame=True)
+    env.run_next()
+    content = (await env.get(task_id)).json()["content"]
+    resolver = env.services.workers.inputs
+    video_file = env.services.files.dir_for(task_id) / "video.mp4"
+    assert resolver.read_bytes(content["video_url"], "content[1].video_url") == video_file.read_bytes()
+    assert resolver.fetch(content["last_frame_url"], "content[1].image_url", tmp_path).name == "last_frame.png"
+    # Not ours (bad signature): downloaded like any URL, and loopback is refused by default.
+    with pytest.raises(InputError, match="content\\[1\\].video_url"):
+        resolver.read_bytes(content["video_url"].replace("signature=", "signature=ab"), "content[1].video_url")
+    env.clock.advance(L.RESULT_URL_VALIDITY_SECONDS + 1)
+    with pytest.raises(InputError, match="expired"):
+        resolver.read_bytes(content["video_url"], "content[1].video_url")

@@ -28,7 +28,8 @@ from .media import VideoClip, fit_image, load_audio, open_image
 from .overlays import watermark
 from .plan import ContentPlan, MediaInput, Mode, OutputSpec, output_spec, plan_content
 from .protocol import CancelCheck, ProgressCallback, RenderCancelled, RenderJob, RenderResult
-from .scenes import FirstFrameScene, FirstLastFrameScene, Reference, ReferenceScene, Scene, TextScene
+from .scenes import FirstFrameScene, FirstLastFrameScene, Reference, ReferenceScene, Scene
+from .text_scene import TextScene
 
 VIDEO_TITLE = "Dailies preview"
 PNG_COMPRESS_LEVEL = 3  # a last frame is written once; level 3 is close in size to 9 and far faster

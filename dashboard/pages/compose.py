@@ -1,4 +1,25 @@
+"""Compose: build a video request from what the chosen model takes, see every problem and the cost
+before anything is sent, send it (or a batch of variations), and find it again in the journal."""
+
+from __future__ import annotations
+
 import streamlit as st
 
-st.header('Compose')
-st.info('Coming soon.')
+from components import compose_form, compose_prefill, compose_submit, connection, handoff, request_preview
+from components.compose_body import check
+
+st.header("Compose")
+client = connection.client()
+journal = connection.journal()
+compose_prefill.apply(handoff.take(), client, journal)
+compose_prefill.show_note()
+
+form_column, request_column = st.columns([3, 2], gap="large")
+with form_column:
+    form = compose_form.render(client, journal)
+plan = check(form.values)
+with request_column:
+    request_preview.render(plan)
+    compose_submit.render(plan, form.values, client, journal)
+    request_preview.render_json(plan)
+form.messages.fill(plan.problems, plan.paths)

@@ -1,4 +1,13 @@
+"""Review: succeeded results in a grid with approve / reject, stars and notes, and side-by-side comparison.
+
+`?task=cgt-...` opens one result alone. Kept results stay here after the service forgets them.
+"""
+
+from __future__ import annotations
+
 import streamlit as st
 
-st.header('Review')
-st.info('Coming soon.')
+from components import connection, review_panel, task_table
+
+st.header("Review")
+review_panel.render(connection.client(), connection.journal(), task_table.browser_timezone())

@@ -1,0 +1,478 @@
+"""The Compose page's values turned into request bodies, problems and an estimate.
+
+Pure Python (no Streamlit), so the whole translation from what a person chose to what is sent is
+testable on its own. Every rule comes from `dailies.spec`: the body is checked with
+`check_create_body`, uploaded images with `media.check_image`; this module only adds what the
+form itself needs to know (an empty slot, a missing reference), never a rule of the API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from dailies.spec import limits as L
+from dailies.spec import media, pixels
+from dailies.spec.catalog import Model, find_model
+from dailies.spec.problems import Problem
+from dailies.spec.rules import _valid_frames, effective_role
+from dailies.spec.validation import check_create_body
+
+# The scenarios of spec 2.3 that exclude each other, as the mode picker offers them.
+MODES: dict[str, str] = {
+    "text": "Text only",
+    "first_frame": "First frame",
+    "first_last_frame": "First and last frame",
+    "references": "References",
+    "draft_final": "Final from a draft",
+}
+MAX_VARIATIONS = 8
+IMAGE_TYPES = ("png", "jpg", "jpeg", "webp", "bmp")
+VARY_BY = {
+    "seed": "Seed",
+    "lines": "One prompt per line",
+    "repeat": "Same request again",
+}
+# Frame counts the rules accept (25 + 4n within the 1.0 Pro range), found by asking the rule
+# itself over every count a 15 s video could have, so the choices can never drift from it.
+FRAMES_CHOICES: tuple[int, ...] = tuple(
+    n for n in range(1, L.FRAMES_PER_SECOND * 15 + 2) if _valid_frames(n)
+)
+FRAMES_DEFAULT = pixels.frame_count(L.DURATION_DEFAULT)  # 121, the same length as 5 s
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df]")
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
+# Base64 data URLs can be tens of megabytes; the on-screen JSON shows this much of each.
+_DATA_URL_SHOWN = 48
+
+
+def modes_for(model: Model) -> list[str]:
+    """The modes a model takes: references need reference images or videos, a final from a
+    draft needs the generation that makes drafts (1.5 Pro)."""
+    caps = model.capabilities
+    modes = ["text", "first_frame", "first_last_frame"]
+    if caps.reference_images or caps.reference_videos:
+        modes.append("references")
+    if caps.draft:
+        modes.append("draft_final")
+    return modes
+
+
+def model_label(model: Model) -> str:
+    return f"{model.label} · generation {model.generation.value}"
+
+
+def capability_summary(model: Model) -> str:
+    """One line a person can read: what this model can do."""
+    caps = model.capabilities
+    seconds = f"{caps.duration_min}–{caps.duration_max} s" + (" or the model's choice"
+                                                               if caps.duration_model_picks else "")
+    parts = [f"{caps.resolutions[0]}–{caps.resolutions[-1]}", seconds]
+    refs = [name for name, ok in (("images", caps.reference_images), ("videos", caps.reference_videos),
+                                  ("audio", caps.audio_input)) if ok]
+    parts.append("references: " + ", ".join(refs) if refs else "no references")
+    extras = [name for name, ok in (("seed", caps.seed), ("fixed camera", caps.camera_fixed),
+                                    ("frames", caps.frames), ("sound", caps.generate_audio),
+                                    ("drafts", caps.draft), ("flex tier", caps.flex),
+                                    ("priority", caps.priority), ("web search", caps.tools)) if ok]
+    return " · ".join(parts + extras)
+
+
+# ---------- prompt guidance ----------
+
+
+@dataclass(frozen=True)
+class PromptLength:
+    cjk_chars: int
+    english_words: int
+
+    @property
+    def over(self) -> bool:
+        return (self.cjk_chars > L.PROMPT_RECOMMENDED_CJK_CHARS
+                or self.english_words > L.PROMPT_RECOMMENDED_ENGLISH_WORDS)
+
+
+def prompt_length(text: str) -> PromptLength:
+    """Chinese characters and English words of a prompt, as the length guidance counts them."""
+    return PromptLength(len(_CJK.findall(text)), len(_WORD.findall(_CJK.sub(" ", text))))
+
+
+def prompt_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+# ---------- what the form holds ----------
+
+
+@dataclass
+class MediaChoice:
+    """One input slot of the form.
+
+    `data` holds an uploaded image (or one restored from the journal, or a previous task's last
+    frame fetched for chaining): it is sent as a Base64 data URL and checked with Pillow first.
+    Otherwise `url` is sent as typed (a URL or `asset://<id>`), and "" marks a slot not filled yet,
+    which the request model refuses with a message at the slot.
+    """
+
+    slot: str
+    kind: str  # image_url, video_url, audio_url
+    role: str
+    url: str = ""
+    data: bytes | None = None
+    mime: str | None = None
+    source: str = ""  # for the journal: "upload: a.png", the URL, the asset id, "last frame of cgt-…"
+    error: str | None = None  # why the slot's material could not be had (an expired earlier result)
+    _encoded: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def info(self) -> media.ImageInfo | None:
+        if self.data is None or self.kind != "image_url":
+            return None
+        info, _ = media.check_image(self.data)
+        return info
+
+    def sent_url(self) -> str:
+        """The URL this slot puts in the body: a data URL for bytes (encoded once: every task of
+        a batch shares the same string), else the URL or asset id as typed."""
+        if self.data is None:
+            return self.url.strip()
+        if self._encoded is None:
+            self._encoded = media.encode_data_url(self.data, self.mime or "application/octet-stream")
+        return self._encoded
+
+
+@dataclass
+class FormValues:
+    """Everything the form shows. None means the control is not shown (the model does not take
+    it, or the mode leaves it to the draft), and the field is then left out of the body."""
+
+    model: str
+    mode: str = "text"
+    prompt: str = ""
+    media: list[MediaChoice] = field(default_factory=list)
+    draft_task_id: str = ""
+    resolution: str | None = pixels.RESOLUTION_DEFAULT
+    ratio: str | None = pixels.RATIO_DEFAULT
+    duration: int | None = L.DURATION_DEFAULT
+    frames: int | None = None
+    seed: int | None = None
+    camera_fixed: bool | None = None
+    generate_audio: bool | None = None
+    draft: bool = False
+    flex: bool = False
+    priority: int | None = None
+    web_search: bool = False
+    watermark: bool = False
+    return_last_frame: bool = False
+    expires_hours: int = L.EXECUTION_EXPIRES_DEFAULT // 3600
+    callback_url: str = ""
+    safety_identifier: str = ""
+    variations: int = 1
+    vary_by: str = "seed"
+    # Facts of the chosen draft task (ratio, duration), for the estimate of a final.
+    draft_record: dict[str, Any] | None = None
+
+    @property
+    def catalog_model(self) -> Model | None:
+        return find_model(self.model)
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """One task of the batch: its prompt and seed."""
+
+    prompt: str
+    seed: int | None
+
+
+def plan_tasks(values: FormValues) -> list[TaskPlan]:
+    """The tasks one press of Submit creates.
+
+    By seed: consecutive seeds from the base (base, base+1, ...), or, with the base at -1, each
+    task asks the service for a random seed of its own. By line: each non-empty line of the prompt
+    is one task. Repeat: the same request N times (for models without a seed, each run differs).
+    """
+    if values.mode == "draft_final":
+        return [TaskPlan("", None)]
+    if values.vary_by == "lines":
+        lines = prompt_lines(values.prompt)
+        return [TaskPlan(line, values.seed) for line in lines] or [TaskPlan("", values.seed)]
+    count = max(1, values.variations)
+    if values.vary_by == "seed" and values.seed is not None:
+        base = values.seed
+        seeds = [base if base == L.SEED_DEFAULT else base + i for i in range(count)]
+        return [TaskPlan(values.prompt, s) for s in seeds]
+    return [TaskPlan(values.prompt, values.seed) for _ in range(count)]
+
+
+# ---------- the body ----------
+
+
+@dataclass
+class Built:
+    body: dict[str, Any]
+    # slot key -> the content path of its item ("content[1]"), so problems find their widget.
+    paths: dict[str, str]
+
+
+def build_body(values: FormValues, task: TaskPlan | None = None) -> Built:
+    """The JSON body of one task, exactly as it is sent.
+
+    The picture-defining fields (resolution, ratio, duration or frames) are always written out;
+    switches are written only when they differ from the spec's default, so the body reads as
+    "what is special about this request".
+    """
+    task = task or plan_tasks(values)[0]
+    content: list[dict[str, Any]] = []
+    paths: dict[str, str] = {}
+    body: dict[str, Any] = {"model": values.model, "content": content}
+
+    if values.mode == "draft_final":
+        content.append({"type": "draft_task", "draft_task": {"id": values.draft_task_id.strip()}})
+        paths["draft_task"] = "content[0]"
+    else:
+        # A text-only request always carries its prompt, so an empty one is reported where it is typed.
+        if task.prompt.strip() or values.mode == "text":
+            paths["prompt"] = f"content[{len(content)}]"
+            content.append({"type": "text", "text": task.prompt})
+        for choice in values.media:
+            paths[choice.slot] = f"content[{len(content)}]"
+            content.append({"type": choice.kind, choice.kind: {"url": choice.sent_url()}, "role": choice.role})
+
+    if values.resolution is not None:
+        body["resolution"] = values.resolution
+    if values.mode != "draft_final":
+        if values.ratio is not None:
+            body["ratio"] = values.ratio
+        if values.frames is not None:
+            body["frames"] = values.frames
+        elif values.duration is not None:
+            body["duration"] = values.duration
+        if task.seed is not None and task.seed != L.SEED_DEFAULT:
+            body["seed"] = task.seed
+        if values.camera_fixed:
+            body["camera_fixed"] = True
+        if values.generate_audio is False:
+            body["generate_audio"] = False
+        if values.draft:
+            body["draft"] = True
+    if values.flex:
+        body["service_tier"] = "flex"
+    if values.priority is not None:
+        body["priority"] = values.priority
+    if values.web_search:
+        body["tools"] = [{"type": "web_search"}]
+    if values.watermark:
+        body["watermark"] = True
+    if values.return_last_frame:
+        body["return_last_frame"] = True
+    seconds = values.expires_hours * 3600
+    if seconds != L.EXECUTION_EXPIRES_DEFAULT:
+        body["execution_expires_after"] = seconds
+    if values.callback_url.strip():
+        body["callback_url"] = values.callback_url.strip()
+    if values.safety_identifier:
+        body["safety_identifier"] = values.safety_identifier
+    return Built(body, paths)
+
+
+# ---------- the estimate ----------
+
+
+@dataclass(frozen=True)
+class Estimate:
+    width: int | None
+    height: int | None
+    ratio: str | None
+    tokens_each: int | None
+    count: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def tokens_total(self) -> int | None:
+        return None if self.tokens_each is None else self.tokens_each * self.count
+
+
+def first_image_size(values: FormValues) -> tuple[int, int] | None:
+    """The size `adaptive` follows: the first frame, else the first reference image."""
+    for role in ("first_frame", "reference_image"):
+        for choice in values.media:
+            if choice.role == role:
+                info = choice.info
+                return (info.width, info.height) if info else None
+    return None
+
+
+def estimate(values: FormValues, count: int = 1) -> Estimate:
+    """Pixel size and tokens of the video (dailies.spec.pixels), times the number of tasks."""
+    notes: list[str] = []
+    resolution, ratio, duration, frames = values.resolution, values.ratio, values.duration, values.frames
+    draft = values.draft
+    if values.mode == "draft_final":
+        record = values.draft_record or {}
+        ratio, duration, frames = record.get("ratio"), record.get("duration"), record.get("frames")
+        if not ratio:
+            return Estimate(None, None, None, None, count,
+                            ("choose a draft task to see its size; the final reuses its ratio and length",))
+        notes.append(f"ratio and length come from the draft ({ratio}, "
+                     f"{f'{frames} frames' if frames else f'{duration} s'})")
+    if draft:
+        resolution = pixels.DRAFT_RESOLUTION
+    image_size = first_image_size(values)
+    if (ratio or pixels.RATIO_DEFAULT) == "adaptive" and values.mode != "draft_final":
+        if image_size:
+            notes.append(f"adaptive follows the image: {pixels.resolve_ratio('adaptive', image_size)}")
+        elif any(c.role in ("first_frame", "reference_image") for c in values.media):
+            notes.append("adaptive follows the image, whose size is not known here (a URL or an asset): "
+                         f"estimated at {pixels.ADAPTIVE_FALLBACK_RATIO}")
+        else:
+            notes.append(f"adaptive with no image renders {pixels.ADAPTIVE_FALLBACK_RATIO}")
+    try:
+        width, height = pixels.dimensions(values.model, resolution, ratio, image_size)
+    except ValueError as exc:
+        return Estimate(None, None, None, None, count, (str(exc),))
+    model = values.catalog_model
+    if frames is None and duration == L.DURATION_MODEL_PICKS and model is not None:
+        duration = model.capabilities.duration_max
+        notes.append(f"the model picks the length: at most {duration} s is estimated")
+    tokens = pixels.estimate_tokens(width, height, duration=duration, frames=frames, draft=draft)
+    if draft:
+        notes.append(f"a draft costs {pixels.DRAFT_TOKEN_FACTOR:g} of a final")
+    return Estimate(width, height, pixels.resolve_ratio(ratio, image_size), tokens, count, tuple(notes))
+
+
+# ---------- every problem at once ----------
+
+
+@dataclass
+class Plan:
+    """What Submit would send: one body per task, every problem found, and the estimate."""
+
+    tasks: list[TaskPlan]
+    bodies: list[dict[str, Any]]
+    paths: dict[str, str]
+    problems: list[Problem]
+    estimate: Estimate
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and bool(self.bodies)
+
+
+def form_problems(values: FormValues, tasks: list[TaskPlan]) -> list[Problem]:
+    """What the form needs before a request can be built at all (not rules of the API)."""
+    problems: list[Problem] = []
+    if values.mode == "references" and not values.media:
+        problems.append(Problem("content", "add at least one reference (image, video or audio)"))
+    if values.mode != "draft_final" and values.vary_by == "lines":
+        lines = prompt_lines(values.prompt)
+        if len(lines) > MAX_VARIATIONS:
+            problems.append(Problem("content[0].text", f"{len(lines)} prompt lines: at most {MAX_VARIATIONS} "
+                                                       "tasks are sent at once"))
+    return problems
+
+
+def material_problems(values: FormValues, paths: dict[str, str]) -> list[Problem]:
+    """Spec 8 limits on the images the form holds as bytes, found with Pillow before sending."""
+    problems: list[Problem] = []
+    for choice in values.media:
+        if choice.error:
+            problems.append(Problem(f"{paths[choice.slot]}.{choice.kind}", choice.error))
+        elif choice.data is not None and choice.kind == "image_url":
+            _, found = media.check_image(choice.data, f"{paths[choice.slot]}.image_url")
+            problems += found
+    return problems
+
+
+def check(values: FormValues) -> Plan:
+    """Build every body of the batch and check each with the shared rules and media checks."""
+    tasks = plan_tasks(values)
+    built = [build_body(values, t) for t in tasks]
+    paths = built[0].paths
+    problems = form_problems(values, tasks) + material_problems(values, paths)
+    seen = {(p.path, p.message) for p in problems}
+    for i, b in enumerate(built):
+        # The tasks of a batch share their inputs and differ only in prompt or seed, so the first
+        # body is checked whole and the others with their (possibly huge) data URLs stubbed out.
+        checked = b.body if i == 0 else _stub_media(b.body)[0]
+        for problem in check_create_body(checked).problems:
+            if (problem.path, problem.message) in seen:
+                continue
+            seen.add((problem.path, problem.message))
+            if i > 0:
+                problem = Problem(problem.path, f"(task {i + 1} of {len(built)}) {problem.message}", problem.code)
+            problems.append(problem)
+    size = body_size(built[0].body) if built else 0
+    if size > L.REQUEST_BODY_MAX_BYTES:
+        problems.append(Problem("", f"the request is {size / L.MB:.1f} MB; a request may be at most "
+                                    f"{L.REQUEST_BODY_MAX_BYTES // L.MB} MB (use URLs or asset ids for large images)"))
+    return Plan(tasks, [b.body for b in built], paths, problems, estimate(values, len(built)))
+
+
+def _stub_media(body: dict[str, Any], shown: bool = False) -> tuple[dict[str, Any], int]:
+    """A copy of the body with each data URL replaced by a short stand-in (its beginning and
+    length when `shown`), and how many characters were taken out. The big strings are never
+    copied: data URLs are plain ASCII, so their length is their size in bytes."""
+    removed = 0
+    content = []
+    for item in body.get("content", []):
+        item = dict(item)
+        for kind in ("image_url", "video_url", "audio_url"):
+            payload = item.get(kind)
+            url = payload.get("url") if isinstance(payload, dict) else None
+            if isinstance(url, str) and url.startswith("data:"):
+                stub = f"{url[:_DATA_URL_SHOWN]}… ({len(url):,} characters)" if shown else url[:_DATA_URL_SHOWN]
+                removed += len(url) - len(stub)
+                item[kind] = {**payload, "url": stub}
+        content.append(item)
+    return {**body, "content": content}, removed
+
+
+def body_size(body: dict[str, Any]) -> int:
+    """Bytes of the body as JSON, without building the JSON of its data URLs."""
+    stubbed, removed = _stub_media(body)
+    return len(json.dumps(stubbed, ensure_ascii=False).encode()) + removed
+
+
+# ---------- showing and sending ----------
+
+
+def shown_body(body: dict[str, Any]) -> dict[str, Any]:
+    """The body with each Base64 data URL shortened, for the screen (the download is exact)."""
+    return _stub_media(body, shown=True)[0]
+
+
+def idempotency_key(token: str, body: dict[str, Any]) -> str:
+    """One key per logical create: the same form sent again after a failure reuses the key, so a
+    task already created comes back instead of being created (and billed) twice; any change to
+    the body gives a new key, so the service never sees one key with two bodies."""
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode())
+    digest.update(token.encode())
+    return f"compose-{digest.hexdigest()[:40]}"
+
+
+def detect_mode(request: dict[str, Any]) -> str:
+    """The mode of a request, from its content's types and roles (a lone image is a first frame)."""
+    from dailies.spec.models import ContentItem
+
+    items = []
+    for raw in request.get("content") or []:
+        if not isinstance(raw, dict):
+            continue
+        try:
+            items.append(ContentItem.model_validate({k: v for k, v in raw.items() if v is not None}))
+        except ValueError:  # a malformed item says nothing about the mode
+            continue
+    if any(it.type == "draft_task" for it in items):
+        return "draft_final"
+    image_count = sum(1 for it in items if it.type == "image_url")
+    roles = {effective_role(it, image_count) for it in items}
+    if "last_frame" in roles:
+        return "first_last_frame"
+    if roles & {"reference_image", "reference_video", "reference_audio"}:
+        return "references"
+    if "first_frame" in roles:
+        return "first_frame"
+    return "text"

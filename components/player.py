@@ -1,0 +1,101 @@
+"""Playback of a result: the live link while it works, else the kept copy, else a sentence saying why
+there is nothing to play. An expired link is never handed to the player (it would answer 403)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import streamlit as st
+
+from dailies.journal import KeptFile
+from dailies.spec.models import TaskRecord
+
+from . import countdown as cd
+from .keep import LAST_FRAME_NAME, VIDEO_NAME
+
+Source = Literal["url", "kept", "none"]
+
+
+@dataclass(frozen=True)
+class MediaChoice:
+    """What to show for one file of a task, and why."""
+
+    source: Source
+    url: str | None = None
+    path: Path | None = None
+    reason: str = ""
+
+
+def choose(record: TaskRecord | None, kept: dict[str, KeptFile], now: float, name: str = VIDEO_NAME,
+           on_service: bool = True) -> MediaChoice:
+    """The live link, else the kept file, else none with the reason (pure: no Streamlit calls).
+
+    `on_service` False means the record is the journal's copy of a task the service no longer has:
+    its links point at deleted files however young they are, so only a kept copy can play.
+    """
+    live = None
+    if record is not None and on_service:
+        live = cd.playable_url(record, now) if name == VIDEO_NAME else cd.playable_last_frame_url(record, now)
+    if live:
+        return MediaChoice("url", url=live)
+    if name in kept:
+        return MediaChoice("kept", path=kept[name].path, reason="Playing the kept copy from the local archive.")
+    if record is None or not on_service:
+        return MediaChoice("none", reason="The service no longer has this task and no copy was kept.")
+    if record.status == "succeeded":
+        has_file = record.content is not None and (
+            record.content.video_url if name == VIDEO_NAME else record.content.last_frame_url)
+        if name == LAST_FRAME_NAME and not has_file:
+            return MediaChoice("none", reason="No last frame: the task was created without `return_last_frame`.")
+        return MediaChoice("none", reason="The result link expired (links last 24 hours after success) "
+                                          "and no copy was kept.")
+    return MediaChoice("none", reason={
+        "queued": "Queued: the video appears here once it has been generated.",
+        "running": "Generating: the video appears here when the task succeeds.",
+        "failed": "The task failed: there is no video.",
+        "cancelled": "The task was cancelled before it ran: there is no video.",
+        "expired": "The task expired before it ran: there is no video.",
+    }.get(record.status, "No video."))
+
+
+def fit_width(record: TaskRecord | None, height: int | None) -> int | str:
+    """The player width that keeps a portrait or square video at most `height` pixels tall, so a grid of
+    mixed ratios stays level; landscape (and unknown) ratios fill the column."""
+    if height is None or record is None or not record.ratio or ":" not in record.ratio:
+        return "stretch"
+    w, _, h = record.ratio.partition(":")
+    try:
+        aspect = int(w) / int(h)
+    except (ValueError, ZeroDivisionError):
+        return "stretch"
+    return "stretch" if aspect > 1 else max(80, int(height * aspect))
+
+
+def video(record: TaskRecord | None, kept: dict[str, KeptFile], now: float, on_service: bool = True,
+          max_height: int | None = None) -> MediaChoice:
+    """Draw the video player (or the reason there is none); return what was chosen."""
+    choice = choose(record, kept, now, VIDEO_NAME, on_service)
+    width = fit_width(record, max_height)
+    if choice.source == "url":
+        st.video(choice.url, width=width)
+    elif choice.source == "kept":
+        st.video(choice.path, width=width)
+        st.caption("💾 " + choice.reason)
+    else:
+        st.info(choice.reason, icon="🎞️")
+    return choice
+
+
+def last_frame(record: TaskRecord | None, kept: dict[str, KeptFile], now: float, on_service: bool = True,
+               caption: bool = True, width: int | str = "content") -> MediaChoice:
+    """Draw the last-frame image when there is one."""
+    choice = choose(record, kept, now, LAST_FRAME_NAME, on_service)
+    if choice.source == "url":
+        st.image(choice.url, caption="Last frame" if caption else None, width=width)
+    elif choice.source == "kept":
+        st.image(str(choice.path), caption="Last frame (kept copy)" if caption else None, width=width)
+    elif record is not None and record.status == "succeeded" and on_service and caption:
+        st.caption(choice.reason)
+    return choice

@@ -1,0 +1,167 @@
+"""One task in full: player, last frame, countdowns, fields, error, callback log, actions.
+
+The record comes from the service; when the service answers 404 (deleted, or purged after 7
+days) the last record the journal saved stands in, so a kept result still plays and shows its
+parameters.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import tzinfo
+from typing import Literal
+
+import streamlit as st
+
+from dailies.client import APIError, Client, NotFoundError
+from dailies.journal import Journal, Submission
+from dailies.spec.models import TaskRecord
+
+from . import countdown as cd
+from . import player, task_actions, task_callbacks
+from .connection import Connection
+from .task_rows import STATUS_EMOJI, format_age, format_time, length_text, record_from_json, tokens
+
+Source = Literal["service", "journal", "none"]
+
+
+@dataclass(frozen=True)
+class LoadedTask:
+    """A task as found: from the service, from the journal's last copy, or not at all."""
+
+    task_id: str
+    record: TaskRecord | None
+    source: Source
+    problem: str = ""
+
+    @property
+    def live(self) -> bool:
+        return self.source == "service"
+
+
+def load(client: Client | None, journal: Journal, task_id: str) -> LoadedTask:
+    """Ask the service; fall back to the journal's copy when it no longer has the task or is unreachable."""
+    problem = ""
+    if client is not None:
+        try:
+            record = client.tasks.get(task_id)
+        except NotFoundError:
+            problem = "The service no longer has this task (records are kept 7 days, or it was deleted)."
+        except APIError as exc:
+            problem = f"Could not ask the service about this task: {exc}"
+        else:
+            journal.save_records([record.model_dump(mode="json", exclude_none=True)])
+            return LoadedTask(task_id, record, "service")
+    saved = journal.record(task_id)
+    record = record_from_json(saved) if saved else None
+    return LoadedTask(task_id, record, "journal" if record else "none", problem)
+
+
+def countdown_badges(record: TaskRecord, now: float, tz: tzinfo) -> None:
+    """The task's clocks as coloured badges, with the moments they run out."""
+    clocks = cd.deadlines(record, now)
+    if not clocks:
+        return
+    st.markdown(" ".join(f":{c.colour}-badge[{c.emoji} {c.text}]" for c in clocks))
+    st.caption(" · ".join(f"{c.label}: {format_time(c.expires_at, tz)}" for c in clocks))
+
+
+def _fields_table(record: TaskRecord, tz: tzinfo, now: float) -> str:
+    rows = [
+        ("Status", f"{STATUS_EMOJI.get(record.status, '')} {record.status}"),
+        ("Model", record.model),
+        ("Service tier", record.service_tier),
+        ("Resolution · ratio", f"{record.resolution or '—'} · {record.ratio or '—'}"),
+        ("Length", f"{length_text(record)} at {record.framespersecond} fps" if record.framespersecond
+         else length_text(record)),
+        ("Seed", record.seed),
+        ("Audio", {True: "yes", False: "no"}.get(record.generate_audio)),
+        ("Draft", "yes (480p draft)" if record.draft else None),
+        ("Final of draft", record.draft_task_id),
+        ("Priority", record.priority),
+        ("Tokens", f"{tokens(record):,}" if tokens(record) is not None else None),
+        ("Created", f"{format_time(record.created_at, tz)} ({format_age(now - record.created_at)})"
+         if record.created_at else None),
+        ("Updated", f"{format_time(record.updated_at, tz)} ({format_age(now - record.updated_at)})"
+         if record.updated_at else None),
+    ]
+    lines = ["| Field | Value |", "|---|---|"]
+    lines += [f"| {name} | {value} |" for name, value in rows if value not in (None, "")]
+    return "\n".join(lines)
+
+
+def _inputs(submission: Submission) -> None:
+    if not submission.inputs:
+        st.caption("Text only: no images, videos or audio.")
+        return
+    for ref in submission.inputs:
+        cols = st.columns([1, 4])
+        if ref.thumbnail:
+            cols[0].image(ref.thumbnail, width=96)
+        cols[1].markdown(f"**{ref.kind}**" + (f" · {ref.role}" if ref.role else "") + f"  \n`{ref.source}`")
+
+
+def render(client: Client | None, journal: Journal, conn: Connection, task_id: str, tz: tzinfo,
+           now: float | None = None, key_prefix: str = "tasks.detail",
+           on_close: Callable[[], None] | None = None) -> LoadedTask:
+    """Draw the detail of one task; return what was loaded."""
+    now = time.time() if now is None else now
+    loaded = load(client, journal, task_id)
+    record = loaded.record
+    submission = journal.submission(task_id)
+    kept = journal.kept(task_id)
+
+    head = st.columns([8, 1])
+    emoji = STATUS_EMOJI.get(record.status, "") if record else "❔"
+    head[0].subheader(f"{emoji} {task_id}", anchor=False)
+    if on_close is not None:
+        head[1].button("✖ Close", key=f"{key_prefix}.close", on_click=on_close)
+    task_actions.show_flash()
+    if loaded.problem and (record or kept):
+        st.info(loaded.problem + (" Showing the last record this dashboard saw." if record else ""))
+    elif loaded.problem:
+        st.warning(loaded.problem)
+    if record is None and not kept:
+        st.error(f"No task {task_id} on this service, and this dashboard has no copy of it.")
+        return loaded
+    if submission is not None:
+        st.markdown(f"> {submission.prompt}" if submission.prompt else "_No prompt: inputs only._")
+    else:
+        st.caption("Prompt unknown: the list endpoint does not return prompts, and this task was not "
+                   "submitted from this dashboard.")
+    if record is not None and loaded.live:
+        countdown_badges(record, now, tz)
+
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        player.video(record, kept, now, on_service=loaded.live, max_height=540)
+        if record is not None and record.error is not None:
+            st.error(f"**{record.error.code}**: {record.error.message}", icon="🚨")
+        player.last_frame(record, kept, now, on_service=loaded.live, width=360)
+    with right:
+        if record is not None:
+            st.markdown(_fields_table(record, tz, now))
+        st.markdown("**Actions**")
+        task_actions.render(client, journal, record, submission, now, key_prefix=key_prefix,
+                            live=loaded.live and client is not None)
+
+    tabs = st.tabs(["Record", "Copy JSON", "Callback deliveries", "Inputs"])
+    with tabs[0]:
+        if record is not None:
+            st.json(record.model_dump(mode="json", exclude_none=True), expanded=1)
+    with tabs[1]:
+        if record is not None:
+            task_actions.copy_json(record)
+    with tabs[2]:
+        if loaded.live and client is not None:
+            task_callbacks.render(conn, task_id, tz)
+        else:
+            st.caption("The service no longer has this task, nor its delivery log.")
+    with tabs[3]:
+        if submission is not None:
+            _inputs(submission)
+        else:
+            st.caption("Inputs unknown: this task was not submitted from this dashboard.")
+    return loaded

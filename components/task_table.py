@@ -1,0 +1,202 @@
+"""The task table: one page of the list endpoint, refreshing itself while a row is queued or running.
+
+The table lives in a fragment (`st.fragment(run_every=...)`): while any row of the page is queued
+or running it re-lists every REFRESH_SECONDS without rerunning the page, so the filters above and
+the detail below stay as they are. A fragment's interval is fixed when the page runs, so the page lists
+first and chooses it; when a refresh finds the page turned active or idle, a row changed status, or
+the selection moved, the fragment asks for one full rerun: the detail, the charts and the interval
+then follow.
+
+Selection is a row position in Streamlit; rows move as new tasks arrive (newest first). The table
+therefore remembers the selected task by id and re-selects its new row on every refresh.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from datetime import tzinfo
+
+import streamlit as st
+
+from dailies.client import APIError, Client
+from dailies.journal import Journal
+from dailies.spec.models import TaskRecord
+
+from . import keep
+from .task_filters import TaskFilters
+from .task_rows import any_active, table_rows, timezone
+
+REFRESH_SECONDS = 3
+TABLE_KEY = "tasks.table"
+SELECTED_KEY = "tasks.selected"  # the task id shown in the detail (None: none)
+DEEP_LINK_KEY = "tasks._query_task"  # the ?task= value last seen or written
+RENDERED_IDS_KEY = "tasks._rendered_ids"  # row ids as last drawn, to read a row selection by id
+SIGNATURE_KEY = "tasks._signature"  # (ids and statuses, active) as of the last listing
+ACTIVE_KEY = "tasks.active"  # whether the page had a queued or running row
+SHOWN_KEY = "tasks._shown"  # the task the last full run drew a detail for
+PREFETCHED_KEY = "tasks._prefetched"  # the page's listing, handed to the fragment's first run
+LAST_PAGE_KEY = "tasks.last_page"  # total and row ids of the last listing (read by tests)
+
+
+def browser_timezone() -> tzinfo:
+    """The viewer's time zone as the browser reports it (UTC when it does not)."""
+    try:
+        return timezone(st.context.timezone)
+    except Exception:  # st.context is unavailable outside a session; UTC is right then
+        return timezone(None)
+
+
+def sync_deep_link() -> None:
+    """Adopt a `?task=` that changed under us (a link opened, the address edited) as the selection."""
+    query = st.query_params.get("task") or None
+    if query != st.session_state.get(DEEP_LINK_KEY):
+        st.session_state[DEEP_LINK_KEY] = query
+        st.session_state[SELECTED_KEY] = query
+        # The table's own selection must follow, or its stale row would win back on the next read.
+        _pin_selection(st.session_state.get(RENDERED_IDS_KEY, []))
+
+
+def select(task_id: str | None) -> None:
+    """Show this task in the detail (None: close it), and put it in the address so the view can be shared."""
+    st.session_state[SELECTED_KEY] = task_id
+    st.session_state[DEEP_LINK_KEY] = task_id
+    if task_id:
+        st.query_params["task"] = task_id
+    else:
+        st.query_params.pop("task", None)
+
+
+def close() -> None:
+    """Close the detail: no selected task, no row selected, no `?task=` (a widget callback)."""
+    select(None)
+    _pin_selection(st.session_state.get(RENDERED_IDS_KEY, []))
+
+
+def selected() -> str | None:
+    return st.session_state.get(SELECTED_KEY)
+
+
+def _user_pick(rendered_ids: list[str]) -> tuple[bool, str | None]:
+    """(changed, id): the row the user has selected in the table as last drawn, if it differs from ours."""
+    state = st.session_state.get(TABLE_KEY)
+    rows = list(state["selection"]["rows"]) if state else []
+    pick = rendered_ids[rows[0]] if rows and 0 <= rows[0] < len(rendered_ids) else None
+    current = selected()
+    if pick == current:
+        return False, current
+    # A selection that no longer maps to our id means the user clicked (or cleared) a row; but an
+    # empty table selection while our task is off this page is just the table not showing it.
+    if pick is None and current is not None and current not in rendered_ids:
+        return False, current
+    return True, pick
+
+
+def _pin_selection(ids: list[str]) -> None:
+    """Make the table's selected row the row of the selected task, wherever it moved to."""
+    want = [ids.index(selected())] if selected() in ids else []
+    state = st.session_state.get(TABLE_KEY)
+    have = list(state["selection"]["rows"]) if state else []
+    if have != want:
+        st.session_state[TABLE_KEY] = {"selection": {"rows": want, "columns": [], "cells": []}}
+
+
+COLUMN_CONFIG = {
+    "status": st.column_config.TextColumn("status", width=115),
+    "id": st.column_config.TextColumn("task id", width=205),
+    "prompt": st.column_config.TextColumn("prompt", width=220,
+                                          help="From this dashboard's journal; empty for tasks created elsewhere."),
+    "tokens": st.column_config.NumberColumn("tokens", format="localized"),
+    "created": st.column_config.DatetimeColumn("created", format="D MMM HH:mm"),
+    "updated": st.column_config.DatetimeColumn("updated", format="distance"),
+    "deadline": st.column_config.TextColumn("deadline in", width=125, help="Queued or running tasks expire unrun after "
+                                            "`execution_expires_after` seconds (default 48 h)."),
+    "link expires": st.column_config.TextColumn("link expires in", width=125,
+                                                help="Result links work 24 h after success."),
+    "record deleted": st.column_config.TextColumn("record deleted in", width=130, help="Records are kept 7 days."),
+    "kept": st.column_config.TextColumn("kept", width="small", help="💾 a copy is in the local archive."),
+    "model": st.column_config.TextColumn("model", width=200),
+}
+
+
+def _table(client: Client, journal: Journal, filters: TaskFilters, interval: float | None) -> None:
+    # In the page's own run the page has listed already (to choose the interval); a refresh lists anew.
+    page = st.session_state.pop(PREFETCHED_KEY, None)
+    full_run = page is not None
+    tz = browser_timezone()
+    if page is None:
+        try:
+            page = client.tasks.list(**filters.list_kwargs())
+        except APIError as exc:
+            st.error(f"Could not list tasks: {exc}")
+            return
+    records: list[TaskRecord] = list(page.items)
+    now = time.time()
+    journal.save_records(r.model_dump(mode="json", exclude_none=True) for r in records)
+    if keep.auto_keep_enabled(journal):
+        keep.auto_keep(client, journal, records, now)
+
+    ids = [r.id for r in records]
+    changed, pick = _user_pick(st.session_state.get(RENDERED_IDS_KEY, []))
+    if changed:
+        select(pick)
+    active = any_active(records)
+    signature = (tuple((r.id, r.status) for r in records), active)
+    # Only a refresh asks for a full run: in the page's run everything below is drawn anyway, and a
+    # rerun there would swallow the click (a button's True lasts one run) that started it.
+    needs_full_run = not full_run and (active != bool(interval) or signature != st.session_state.get(SIGNATURE_KEY)
+                                       or selected() != st.session_state.get(SHOWN_KEY))
+    st.session_state[SIGNATURE_KEY] = signature
+    st.session_state[LAST_PAGE_KEY] = {"total": page.total, "ids": ids}
+    if needs_full_run:
+        st.session_state[RENDERED_IDS_KEY] = ids
+        _pin_selection(ids)
+        st.rerun()
+
+    pages = max(1, math.ceil(page.total / filters.page_size))
+    summary = f"**{page.total}** task(s) match · page **{filters.page_num}** of **{pages}**"
+    if active:
+        summary += f" · ⟳ refreshing every {REFRESH_SECONDS} s while tasks are queued or running"
+    head = st.columns([6, 1], vertical_alignment="center")
+    head[0].markdown(summary)
+    # Without queued or running rows nothing refreshes by itself: new tasks show on demand.
+    head[1].button("⟳ Refresh", key="tasks.refresh", help="List again (a fragment rerun: filters and selection stay).")
+    if not records:
+        if page.total and filters.page_num > pages:
+            st.info(f"Page {filters.page_num} is past the end: there are {pages} page(s).")
+        else:
+            hint = " Flex tasks are listed only under the flex tier." if filters.service_tier == "default" else ""
+            st.info("No tasks match these filters in the last 7 days." + hint)
+        st.session_state[RENDERED_IDS_KEY] = ids
+        return
+
+    submissions = journal.submissions(ids)
+    frame = table_rows(records, submissions, keep.kept_video_ids(journal), now, tz)
+    _pin_selection(ids)
+    st.session_state[RENDERED_IDS_KEY] = ids
+    st.dataframe(frame, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,
+                 width="stretch", column_config=COLUMN_CONFIG)
+    st.caption("Select a row to open the task below. 🟢 plenty of time · 🟠 getting close · 🔴 act now · ⚫ gone.")
+
+
+def render(client: Client, journal: Journal, filters: TaskFilters) -> None:
+    """Draw the table; `selected()` then names the task to show in the detail.
+
+    The page lists first: whether any row is queued or running decides the fragment's interval, which
+    is fixed when the fragment is declared.
+    """
+    try:
+        page = client.tasks.list(**filters.list_kwargs())
+    except APIError as exc:
+        st.error(f"Could not list tasks: {exc}")
+        return
+    active = any_active(page.items)
+    st.session_state[ACTIVE_KEY] = active
+    st.session_state[PREFETCHED_KEY] = page
+    interval = REFRESH_SECONDS if active else None
+    st.fragment(run_every=interval)(_table)(client, journal, filters, interval)
+
+
+def mark_shown(task_id: str | None) -> None:
+    """Called by the page after drawing the detail, so a fragment run can tell the selection moved."""
+    st.session_state[SHOWN_KEY] = task_id

@@ -1,0 +1,365 @@
+"""The Tasks page (AppTest) against a live service: each filter, paging, the total, the detail by deep
+link and by row selection, and the auto-refresh decision.
+
+The session's live service is shared with other test modules, so every listing here is narrowed to
+this module's tasks with the task-ids filter (itself under test) unless a test is about that filter.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components import task_table
+from dailies.client import Client
+from dailies.journal import Journal, Submission
+
+from ..live_service import start_live_service
+
+PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "pages" / "tasks.py"
+V2 = "doubao-seedance-2-0-260128"
+V15 = "doubao-seedance-1-5-pro-251215"
+V2_ENDPOINT = "ep-local-seedance-2-0-260128"
+
+
+def small(prompt: str, model: str = V2, **fields) -> dict:
+    return {"model": model, "content": [{"type": "text", "text": prompt}], "resolution": "480p", "duration": 4,
+            **fields}
+
+
+@dataclass
+class Seeded:
+    succeeded: list[str]  # newest first, as the service lists them
+    failed: str
+    flex: str
+    via_endpoint: str
+    with_frame: str
+
+    @property
+    def default_tier(self) -> list[str]:
+        return [*self.succeeded, self.failed, self.via_endpoint]
+
+
+@pytest.fixture(scope="module")
+def seeded(live_service) -> Seeded:
+    with Client(base_url=live_service.base_url, api_key=live_service.api_key) as client:
+        def run(body: dict) -> str:
+            task_id = client.tasks.create(body).id
+            client.wait(task_id, timeout=120, poll_interval=0.1)
+            # Tasks are created one second apart so "newest first" is one fixed order.
+            time.sleep(1.05)
+            return task_id
+
+        older = run(small("a lighthouse at dusk"))
+        with_frame = run(small("waves on rocks", return_last_frame=True))
+        # A loopback image is refused by the local service's input guard: the task fails.
+        failed = run({"model": V2, "content": [
+            {"type": "text", "text": "broken input"},
+            {"type": "image_url", "image_url": {"url": "http://127.0.0.1:9/missing.png"}, "role": "first_frame"}]})
+        via_endpoint = run(small("through an endpoint", model=V2_ENDPOINT))
+        flex = run(small("offline kite", model=V15, service_tier="flex"))
+    return Seeded(succeeded=[with_frame, older], failed=failed, flex=flex, via_endpoint=via_endpoint,
+                  with_frame=with_frame)
+
+
+def open_tasks(**query: str) -> AppTest:
+    at = AppTest.from_file(str(PAGE), default_timeout=30)
+    at.query_params.update(query)
+    return at.run()
+
+
+def table(at: AppTest):
+    found = [d for d in at.dataframe if d.key == task_table.TABLE_KEY]
+    return found[0].value if found else None
+
+
+def table_ids(at: AppTest) -> list[str]:
+    frame = table(at)
+    return [] if frame is None else list(frame["id"])
+
+
+def total(at: AppTest) -> int:
+    return at.session_state[task_table.LAST_PAGE_KEY]["total"]
+
+
+def summary(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if "task(s) match" in m.value)
+
+
+def only(at: AppTest, ids: list[str]) -> AppTest:
+    at.text_area(key="tasks.task_ids").input("\n".join(ids))
+    return at.run()
+
+
+def dashboard_journal() -> Journal:
+    """The journal the dashboard under test writes (DAILIES_DATA_DIR is set by `dashboard_env`)."""
+    return Journal(Path(os.environ["DAILIES_DATA_DIR"]) / "dashboard" / "journal.sqlite3")
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+# ---------- the table ----------
+
+
+def test_rows_show_journal_prompt_and_record_fields(dashboard_env, seeded):
+    journal = dashboard_journal()
+    journal.record_submission(Submission(
+        task_id=seeded.with_frame, batch_id=None, submitted_at=time.time(), base_url=dashboard_env.base_url,
+        model=V2, mode="text", prompt="waves on rocks", request=small("waves on rocks", return_last_frame=True)))
+    at = only(open_tasks(), seeded.default_tier)
+    no_errors(at)
+    frame = table(at).set_index("id")
+    assert set(frame.index) == set(seeded.default_tier)
+    row = frame.loc[seeded.with_frame]
+    assert row["prompt"] == "waves on rocks"
+    assert frame.loc[seeded.succeeded[1], "prompt"] == ""  # not submitted from the dashboard: unknown
+    assert row["status"] == "✅ succeeded"
+    assert (row["model"], row["resolution"], row["ratio"], row["length"]) == (V2, "480p", "16:9", "4 s")
+    assert row["tokens"] == 864 * 496 * (24 * 4 + 1) // 1024
+    assert row["created"] is not None and row["updated"] >= row["created"]
+    assert row["link expires"].startswith("🟢 23 h") and row["record deleted"].startswith("🟢 6 d")
+    assert frame.loc[seeded.failed, "status"] == "❌ failed"
+    assert frame.loc[seeded.failed, "link expires"] == ""
+    # The records seen are saved, so kept results can show them after the service forgets them.
+    assert journal.record(seeded.succeeded[1])["status"] == "succeeded"
+
+
+def test_status_filter(dashboard_env, seeded):
+    at = only(open_tasks(), [*seeded.default_tier])
+    at.selectbox(key="tasks.status").select("failed").run()
+    no_errors(at)
+    assert table_ids(at) == [seeded.failed]
+    at.selectbox(key="tasks.status").select("succeeded").run()
+    assert set(table_ids(at)) == {*seeded.succeeded, seeded.via_endpoint}
+    at.selectbox(key="tasks.status").select("queued").run()
+    assert table_ids(at) == [] and total(at) == 0
+    assert any("No tasks match" in i.value for i in at.info)
+
+
+def test_task_ids_filter_takes_lines_commas_and_spaces(dashboard_env, seeded):
+    at = open_tasks()
+    at.text_area(key="tasks.task_ids").input(f"{seeded.failed}, {seeded.succeeded[0]}\n\n{seeded.failed}").run()
+    no_errors(at)
+    assert table_ids(at) == [seeded.failed, seeded.succeeded[0]]  # newest first, duplicates dropped
+    assert total(at) == 2
+    assert "**2** task(s) match" in summary(at)
+
+
+def test_model_filter_matches_the_id_the_task_was_created_with(dashboard_env, seeded):
+    at = only(open_tasks(), seeded.default_tier)
+    at.selectbox(key="tasks.model").select(V2).run()
+    no_errors(at)
+    # The endpoint task's record says model V2, but the filter matches the endpoint id it used.
+    assert set(table_ids(at)) == {*seeded.succeeded, seeded.failed}
+    assert table(at).set_index("id").loc[seeded.succeeded[0], "model"] == V2
+    at.text_input(key="tasks.endpoint").input(V2_ENDPOINT).run()
+    assert table_ids(at) == [seeded.via_endpoint]
+    assert table(at).loc[0, "model"] == V2
+
+
+def test_tier_filter_shows_flex_tasks_only_under_flex(dashboard_env, seeded):
+    at = only(open_tasks(), [*seeded.default_tier, seeded.flex])
+    no_errors(at)
+    assert seeded.flex not in table_ids(at)
+    assert any("flex tasks are listed only under" in c.value for c in at.caption)
+    at.radio(key="tasks.tier").set_value("flex").run()
+    assert table_ids(at) == [seeded.flex]
+    row = table(at).iloc[0]
+    assert row["model"] == V15 and row["status"] == "✅ succeeded"
+    at.selectbox(key="tasks.model").select(V15).run()
+    assert table_ids(at) == [seeded.flex]
+
+
+def test_pagination_and_total(dashboard_env, seeded):
+    ids = [*seeded.succeeded, seeded.failed]  # newest first: failed, with_frame, older
+    at = only(open_tasks(), ids)
+    at.number_input(key="tasks.page_size").set_value(1).run()
+    no_errors(at)
+    assert table_ids(at) == [seeded.failed] and total(at) == 3
+    assert "page **1** of **3**" in summary(at)
+    at.number_input(key="tasks.page").set_value(2).run()
+    assert table_ids(at) == [seeded.with_frame]
+    assert "page **2** of **3**" in summary(at)
+    at.number_input(key="tasks.page").set_value(3).run()
+    assert table_ids(at) == [seeded.succeeded[1]]
+    at.number_input(key="tasks.page").set_value(4).run()
+    assert table_ids(at) == [] and total(at) == 3
+    assert any("past the end" in i.value for i in at.info)
+    # Changing a filter goes back to page 1.
+    at.selectbox(key="tasks.status").select("succeeded").run()
+    assert at.number_input(key="tasks.page").value == 1
+    assert table_ids(at) == [seeded.with_frame]
+    at.number_input(key="tasks.page_size").set_value(500).run()
+    assert set(table_ids(at)) == set(seeded.succeeded)
+
+
+def test_page_size_is_bounded_by_the_api(dashboard_env, seeded):
+    at = open_tasks()
+    widget = at.number_input(key="tasks.page_size")
+    assert (widget.min, widget.max) == (1, 500)
+    page = at.number_input(key="tasks.page")
+    assert (page.min, page.max) == (1, 500)
+
+
+def test_expired_is_no_status_filter_value(dashboard_env, seeded):
+    at = open_tasks()
+    options = at.selectbox(key="tasks.status").options
+    assert "expired" not in " ".join(options)
+    assert len(options) == 6  # all + the five filter values
+
+
+# ---------- the detail ----------
+
+
+def test_deep_link_opens_the_detail_with_player_frame_fields_and_countdowns(dashboard_env, seeded):
+    at = open_tasks(task=seeded.with_frame)
+    no_errors(at)
+    record = Client(base_url=dashboard_env.base_url, api_key=dashboard_env.api_key).tasks.get(seeded.with_frame)
+    assert [s.value for s in at.subheader] == [f"✅ {seeded.with_frame}"]
+    videos = at.get("video")
+    assert len(videos) == 1 and videos[0].proto.url == record.content.video_url
+    frames = [img for img in at.image if "Last frame" in img.captions]
+    assert len(frames) == 1 and frames[0].value == [record.content.last_frame_url]
+    assert at.json[0].value and record.id in at.json[0].value
+    assert any(f'"id": "{record.id}"' in c.value for c in at.code)  # the copyable JSON
+    badges = " ".join(m.value for m in at.markdown)
+    assert ":green-badge[🟢 Result link expires in 23 h" in badges
+    assert ":green-badge[🟢 Record deleted in 6 d" in badges
+    assert any("No callbacks" in c.value for c in at.caption)
+    keys = {b.key for b in at.button}
+    assert {"tasks.detail.keep", "tasks.detail.confirm_delete", "tasks.detail.use_video",
+            "tasks.detail.use_frame"} <= keys
+    assert "tasks.detail.confirm_cancel" not in keys
+
+
+def test_failed_task_shows_its_task_level_error(dashboard_env, seeded):
+    at = open_tasks(task=seeded.failed)
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "InvalidParameter" in errors[0] and "content[1].image_url" in errors[0]
+    assert any("failed" in i.value for i in at.info)  # no video, and why
+    assert not at.get("video")
+
+
+def test_unknown_task_says_so(dashboard_env, seeded):
+    at = open_tasks(task="cgt-20200101000000-zzzzz")
+    assert not at.exception
+    assert any("No task cgt-20200101000000-zzzzz" in e.value for e in at.error)
+
+
+def test_selecting_a_row_opens_it_and_follows_it_when_rows_move(dashboard_env, seeded):
+    at = only(open_tasks(), seeded.default_tier)
+    ids = table_ids(at)
+    target = ids[1]
+    at.session_state[task_table.TABLE_KEY] = {"selection": {"rows": [1]}}
+    at.run()
+    assert not at.exception
+    assert [s.value for s in at.subheader][0].endswith(target)
+    assert at.query_params["task"] == target
+    # A filter change moves the row (the endpoint task leaves the page): the same task stays selected.
+    at.text_area(key="tasks.task_ids").input("\n".join([seeded.succeeded[0], target])).run()
+    assert not at.exception
+    new_ids = table_ids(at)
+    assert [s.value for s in at.subheader][0].endswith(target)
+    assert at.session_state[task_table.TABLE_KEY]["selection"]["rows"] == [new_ids.index(target)]
+    # Clearing the selection closes the detail and the deep link.
+    at.session_state[task_table.TABLE_KEY] = {"selection": {"rows": []}}
+    at.run()
+    assert not at.subheader and "task" not in at.query_params
+
+
+def test_close_button_closes_the_deep_linked_detail(dashboard_env, seeded):
+    at = open_tasks(task=seeded.failed)
+    at.button(key="tasks.detail.close").click().run()
+    assert not at.subheader and "task" not in at.query_params
+
+
+def test_filters_survive_reruns(dashboard_env, seeded):
+    at = only(open_tasks(), seeded.default_tier)
+    at.selectbox(key="tasks.status").select("succeeded")
+    at.radio(key="tasks.tier").set_value("default")
+    at.run()
+    for _ in range(2):
+        at.run()
+    assert at.selectbox(key="tasks.status").value == "succeeded"
+    assert at.text_area(key="tasks.task_ids").value.split() == seeded.default_tier
+    assert set(table_ids(at)) == {*seeded.succeeded, seeded.via_endpoint}
+
+
+def test_auto_refresh_only_while_a_row_is_queued_or_running(dashboard_env, seeded, tmp_path, monkeypatch):
+    at = only(open_tasks(), seeded.default_tier)
+    assert at.session_state[task_table.ACTIVE_KEY] is False
+    assert "refreshing" not in summary(at)
+    # A service with no worker keeps a task queued.
+    idle = start_live_service(tmp_path / "idle", workers=0)
+    try:
+        with Client(base_url=idle.base_url, api_key=idle.api_key) as client:
+            client.tasks.create(small("never runs"))
+        time.sleep(1.05)
+        monkeypatch.setenv("ARK_BASE_URL", idle.base_url)
+        at = open_tasks()
+        no_errors(at)
+        assert at.session_state[task_table.ACTIVE_KEY] is True
+        assert f"refreshing every {task_table.REFRESH_SECONDS} s" in summary(at)
+        assert table(at).iloc[0]["status"] == "⏳ queued"
+        assert table(at).iloc[0]["deadline"].startswith("🟢 47 h")
+    finally:
+        idle.stop()
+
+
+def test_charts_tab_draws_both_charts(dashboard_env, seeded):
+    at = only(open_tasks(), seeded.default_tier)
+    charts = at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+    assert len(charts) == 2
+    assert any("Tasks by status over time" in m.value for m in at.markdown)
+    assert any("Tokens by model" in m.value for m in at.markdown)
+
+
+# ---------- countdowns near and past zero (a service whose clock runs behind) ----------
+
+
+@pytest.mark.parametrize(("hours_ago", "cell", "badge"), [
+    (23.5, "🔴 29 min", ":red-badge[🔴 Result link expires in 29 min]"),
+    (20, "🟠 3 h 59 min", ":orange-badge[🟠 Result link expires in 3 h 59 min]"),
+    (25, "⚫ expired", ":gray-badge[⚫ Result link expires: expired]"),
+])
+def test_link_countdown_colours_and_expired_links_never_play(dashboard_env, tmp_path, monkeypatch, hours_ago, cell,
+                                                             badge):
+    # The service stamps tasks with its own clock: one running `hours_ago` behind makes a task that
+    # succeeded `hours_ago` ago, as the dashboard (on the real clock) sees it.
+    shift = hours_ago * 3600
+    past = start_live_service(tmp_path / "past", workers=1, clock=lambda: time.time() - shift)
+    try:
+        with Client(base_url=past.base_url, api_key=past.api_key) as client:
+            task_id = client.tasks.create(small("an old result", return_last_frame=True)).id
+            client.wait(task_id, timeout=120, poll_interval=0.1)
+        time.sleep(1.05)
+        monkeypatch.setenv("ARK_BASE_URL", past.base_url)
+        at = open_tasks()
+        row = table(at).iloc[0]
+        # The render takes a moment of real time, so the minutes may be one less than the ideal.
+        assert row["id"] == task_id and row["link expires"].split()[0] == cell.split()[0]
+        assert row["link expires"] in (cell, cell.replace("29 min", "28 min").replace("59 min", "58 min"))
+        at = open_tasks(task=task_id)
+        assert not at.exception
+        badges = " ".join(m.value for m in at.markdown)
+        assert badge.split(" in ")[0] in badges  # colour, emoji and label; the minutes as above
+        videos = at.get("video")
+        if hours_ago < 24:
+            assert len(videos) == 1 and "tasks.detail.keep" in {b.key for b in at.button}
+        else:
+            assert not videos and not [img for img in at.image if "Last frame" in img.captions]
+            assert any("result link expired" in i.value for i in at.info)
+            assert any("can no longer be downloaded" in e.value for e in at.error)
+            assert not {"tasks.detail.keep", "tasks.detail.use_video", "tasks.detail.use_frame"} & {
+                b.key for b in at.button}
+    finally:
+        past.stop()

@@ -18,7 +18,7 @@ from dailies.spec import limits as L
 from dailies.spec import media, pixels
 from dailies.spec.catalog import Model, find_model
 from dailies.spec.problems import Problem
-from dailies.spec.rules import _valid_frames, effective_role
+from dailies.spec.rules import effective_role, valid_frame_count
 from dailies.spec.validation import check_create_body
 
 # The scenarios of spec 2.3 that exclude each other, as the mode picker offers them.
@@ -39,7 +39,7 @@ VARY_BY = {
 # Frame counts the rules accept (25 + 4n within the 1.0 Pro range), found by asking the rule
 # itself over every count a 15 s video could have, so the choices can never drift from it.
 FRAMES_CHOICES: tuple[int, ...] = tuple(
-    n for n in range(1, L.FRAMES_PER_SECOND * 15 + 2) if _valid_frames(n)
+    n for n in range(1, L.FRAMES_PER_SECOND * 15 + 2) if valid_frame_count(n)
 )
 FRAMES_DEFAULT = pixels.frame_count(L.DURATION_DEFAULT)  # 121, the same length as 5 s
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df]")

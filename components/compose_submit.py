@@ -21,7 +21,7 @@ SUBMIT_KEY = "compose.submit"
 TOKEN_KEY = "compose.submit_token"
 PENDING_KEY = "compose.pending_batch"
 RESULT_KEY = "compose.result"
-TASKS_PAGE = "pages/tasks.py"
+TASKS_PAGE = "views/tasks.py"
 # A URL longer than this is not worth keeping in the journal's list of inputs (data URLs never are).
 _URL_KEPT_CHARS = 2048
 

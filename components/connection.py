@@ -62,7 +62,7 @@ def require_client() -> Client:
     if found is None:
         st.warning("No API key yet. Open **Settings** to enter the service address and key, or start "
                    "everything with `dailies up`, which hands the dashboard a local key.")
-        st.page_link("pages/settings.py", label="Open Settings", icon="⚙️")
+        st.page_link("views/settings.py", label="Open Settings", icon="⚙️")
         st.stop()
     return found
 

@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 PREFILL_KEY = "compose.prefill"
-COMPOSE_PAGE = "pages/compose.py"
+COMPOSE_PAGE = "views/compose.py"
 
 
 def send_to_compose(request: dict[str, Any], note: str = "", switch: bool = True) -> None:

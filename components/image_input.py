@@ -17,7 +17,6 @@ from PIL import Image, ImageDraw, ImageOps
 from components import compose_sources
 from components.compose_body import IMAGE_TYPES, MediaChoice
 from dailies.client import Client, DailiesError
-from dailies.generator.media import cover_box
 from dailies.journal import Journal
 from dailies.spec import limits as L
 from dailies.spec import media, pixels
@@ -220,7 +219,7 @@ def crop_preview(data: bytes, target: tuple[int, int] | None
             width, height = height, width
         img.draft("RGB", PREVIEW_BOX)  # JPEGs decode at a fraction of their size: fast for big photos
         thumb = ImageOps.exif_transpose(img).convert("RGB")
-    box = cover_box((width, height), target) if target else None
+    box = pixels.centre_crop_box((width, height), target) if target else None
     thumb.thumbnail(PREVIEW_BOX)
     if box is not None:
         sx, sy = thumb.width / width, thumb.height / height

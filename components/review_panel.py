@@ -184,7 +184,7 @@ def review_widgets(journal: Journal, result: Result) -> None:
 
 def _link_to_tasks(task_id: str) -> None:
     try:
-        st.page_link("pages/tasks.py", label="Details in Tasks", icon="📋", query_params={"task": task_id})
+        st.page_link("views/tasks.py", label="Details in Tasks", icon="📋", query_params={"task": task_id})
     except StreamlitPageNotFoundError:  # the page runs on its own, without the router
         st.markdown(f"[📋 Details in Tasks](/tasks?task={task_id})")
 

@@ -46,7 +46,7 @@ def can_make_final(record: TaskRecord) -> bool:
 
 
 def _to_compose(send: Callable[[], None]) -> None:
-    """Send, then Compose opens. When this page runs on its own (`streamlit run dashboard/pages/tasks.py`,
+    """Send, then Compose opens. When this page runs on its own (`streamlit run dashboard/views/tasks.py`,
     or a test of the page alone) there is no router to switch with: the hand-off still waits in the
     session for Compose, so say so instead of failing."""
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import mimetypes
+import os
 import sys
 import time
 from pathlib import Path
@@ -257,3 +258,8 @@ def run(args: argparse.Namespace) -> int:
     except DailiesError as exc:
         print(f"dailies: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # `dailies list | head` closed our stdout: stop quietly, as Unix tools do. Python would
+        # otherwise print a traceback, then another when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by the pipe

@@ -25,6 +25,9 @@ class PortTaken(RuntimeError):
 
 def check_port_free(host: str, port: int, what: str) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As uvicorn and Streamlit bind: with SO_REUSEADDR, a port held only by the TIME_WAIT
+        # connections of a run that just stopped is free, and a listening one is still taken.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError as exc:

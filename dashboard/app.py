@@ -7,11 +7,14 @@ import streamlit as st
 
 st.set_page_config(page_title="Dailies", page_icon="🎬", layout="wide")
 
+# The pages live in views/, not pages/: Streamlit treats a pages/ folder beside the entry point as
+# its legacy multipage app, which answers deep links such as /tasks?task=... before st.navigation
+# has run once. Material icons ship with Streamlit, so they show where no emoji font is installed.
 pages = [
-    st.Page("pages/compose.py", title="Compose", icon="✍️", default=True),
-    st.Page("pages/tasks.py", title="Tasks", icon="📋"),
-    st.Page("pages/review.py", title="Review", icon="⭐"),
-    st.Page("pages/settings.py", title="Settings", icon="⚙️"),
+    st.Page("views/compose.py", title="Compose", icon=":material/edit_note:", default=True),
+    st.Page("views/tasks.py", title="Tasks", icon=":material/view_list:"),
+    st.Page("views/review.py", title="Review", icon=":material/star:"),
+    st.Page("views/settings.py", title="Settings", icon=":material/settings:"),
 ]
 navigation = st.navigation(pages)
 navigation.run()

@@ -16,20 +16,8 @@ import av
 import numpy as np
 from PIL import Image, ImageOps
 
+from ..spec.pixels import centre_crop_box
 from .inputs import InputError
-
-
-def cover_box(size: tuple[int, int], target: tuple[int, int]) -> tuple[int, int, int, int]:
-    """The centred (left, top, right, bottom) box of `size` that has the aspect of `target`."""
-    width, height = size
-    target_width, target_height = target
-    if width * target_height > height * target_width:  # too wide: trim the sides
-        crop_width = max(1, round(height * target_width / target_height))
-        left = (width - crop_width) // 2
-        return left, 0, left + crop_width, height
-    crop_height = max(1, round(width * target_height / target_width))
-    top = (height - crop_height) // 2
-    return 0, top, width, top + crop_height
 
 
 def open_image(data: bytes | Path, where: str) -> Image.Image:
@@ -44,7 +32,7 @@ def open_image(data: bytes | Path, where: str) -> Image.Image:
 
 def fit_image(image: Image.Image, size: tuple[int, int]) -> Image.Image:
     """`image` centre-cropped to the aspect of `size` and resized to it."""
-    box = cover_box(image.size, size)
+    box = centre_crop_box(image.size, size)
     if box == (0, 0, *image.size) and image.size == size:
         return image
     return image.resize(size, Image.Resampling.LANCZOS, box=box)

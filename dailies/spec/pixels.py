@@ -92,6 +92,8 @@ def frame_count(duration: int | None = None, frames: int | None = None) -> int:
     if frames is not None:
         return frames
     seconds = DURATION_DEFAULT if duration is None else duration
+    if seconds <= 0:  # -1 (the model picks) has no frame count until the model has picked
+        raise ValueError(f"duration {seconds} has no frame count; resolve -1 to a length first")
     return FRAMES_PER_SECOND * seconds + 1
 
 
@@ -110,3 +112,17 @@ def estimate_tokens(
     if draft:
         tokens = int(tokens * DRAFT_TOKEN_FACTOR)
     return tokens
+
+
+def centre_crop_box(size: tuple[int, int], target: tuple[int, int]) -> tuple[int, int, int, int]:
+    """The centred (left, top, right, bottom) box of `size` that has the aspect of `target`: the part
+    of an image a video frame of size `target` keeps (the generator crops it, Compose shows it)."""
+    width, height = size
+    target_width, target_height = target
+    if width * target_height > height * target_width:  # too wide: trim the sides
+        crop_width = max(1, round(height * target_width / target_height))
+        left = (width - crop_width) // 2
+        return left, 0, left + crop_width, height
+    crop_height = max(1, round(width * target_height / target_width))
+    top = (height - crop_height) // 2
+    return 0, top, width, top + crop_height

@@ -179,7 +179,8 @@ def check_model_inputs(req: CreateTaskRequest, model: Model) -> list[Problem]:
     return problems
 
 
-def _valid_frames(frames: int) -> bool:
+def valid_frame_count(frames: int) -> bool:
+    """Whether `frames` is one of the counts 1.0 Pro takes: 25 + 4n, 29 to 289."""
     return _FRAMES_MIN <= frames <= _FRAMES_MAX and (frames - _FRAMES_BASE) % _FRAMES_STEP == 0
 
 
@@ -211,7 +212,7 @@ def check_generation_fields(req: CreateTaskRequest, model: Model) -> list[Proble
     if req.frames is not None:
         if not caps.frames:
             refuse("frames", f"frames is for generation 1.0 Pro only, not {name}; use duration")
-        elif not _valid_frames(req.frames):
+        elif not valid_frame_count(req.frames):
             refuse("frames", f"{req.frames} is not 25 + 4n within {_FRAMES_MIN} to {_FRAMES_MAX} "
                              "(for example 29, 121, 289)")
     if req.generate_audio and not caps.generate_audio:

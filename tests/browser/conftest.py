@@ -19,7 +19,6 @@ import pytest
 from ..live_service import free_port
 
 CHROMIUM = "/usr/bin/chromium"
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "tests" / "artifacts" / "screenshots"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--autoplay-policy=no-user-gesture-required"]
@@ -53,7 +52,7 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def product(tmp_path_factory, chromium_path):
     data_dir = tmp_path_factory.mktemp("product")
     api_port, ui_port = free_port(), free_port()
@@ -84,7 +83,9 @@ def product(tmp_path_factory, chromium_path):
         log.close()
 
 
-@pytest.fixture(scope="session")
+# Package scope: Playwright's sync API keeps an event loop running on the main thread while it is
+# open, which would break every asyncio test that runs after the browser tests.
+@pytest.fixture(scope="package")
 def browser(chromium_path):
     from playwright.sync_api import sync_playwright
 
@@ -102,9 +103,3 @@ def page(browser):
     yield opened
     context.close()
 
-
-def screenshot(page, name: str) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path

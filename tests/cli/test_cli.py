@@ -79,6 +79,24 @@ def test_cancel_and_wait_progress_text(ark_env):
     assert code == 1 and ("404" in err or "not found" in err.lower())
 
 
+def test_a_closed_pipe_ends_the_output_quietly(ark_env):
+    """`dailies list | head`: the reader is gone before the list is printed (a pipe whose read end
+    is closed), and the command stops without a traceback."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "dailies.cli", "list", "--json"], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 141
+
+
 def test_unreachable_service_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("ARK_API_KEY", "k")
     with socket.socket() as sock:
@@ -106,6 +124,21 @@ def test_up_says_clearly_when_a_port_is_taken(tmp_path, capsys):
             check_port_free("127.0.0.1", port, "service")
         assert run_up(tmp_path, api_port=port, ui_port=port + 1) == 2
     assert f"Port {port}" in capsys.readouterr().err
+
+
+def test_a_port_left_in_time_wait_by_a_stopped_run_is_free():
+    # The side that closes first keeps TIME_WAIT: a server that stopped while a client was connected.
+    # Linux lets the port be bound again only if the old socket had SO_REUSEADDR too, as uvicorn's has.
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = server.accept()
+        accepted.close()
+    client.close()
+    check_port_free("127.0.0.1", port, "service")  # would raise without SO_REUSEADDR
 
 
 @pytest.mark.slow

@@ -544,9 +544,9 @@ def test_the_form_survives_a_trip_to_another_page(dashboard_env):
     upload(at, "compose.image.first", png(1000, 800), "kept.png")
     before = body(at)
 
-    rerun(at.switch_page("pages/settings.py"))
+    rerun(at.switch_page("views/settings.py"))
     assert at.header[0].value == "Settings"
-    rerun(at.switch_page("pages/compose.py"))
+    rerun(at.switch_page("views/compose.py"))
 
     assert body(at) == before  # prompt, seed and the uploaded image all still there
     assert "Using **kept.png** (uploaded earlier)" in " ".join(c.value for c in at.caption)
@@ -605,8 +605,8 @@ def test_a_previous_tasks_video_as_a_reference(client):
 
 
 def test_the_page_also_runs_outside_the_router(client):
-    # Without st.navigation, Streamlit cannot resolve pages/tasks.py: the link falls back to markdown.
-    at = AppTest.from_file(str(Path(APP).parent / "pages" / "compose.py"), default_timeout=30)
+    # Without st.navigation, Streamlit cannot resolve views/tasks.py: the link falls back to markdown.
+    at = AppTest.from_file(str(Path(APP).parent / "views" / "compose.py"), default_timeout=30)
     at.run()
     at = setup(at, model=V20, prompt="outside the router")
     send(at)

@@ -20,7 +20,7 @@ from dailies.journal import Journal, Submission
 
 from ..live_service import start_live_service
 
-PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "pages" / "review.py"
+PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "views" / "review.py"
 V2 = "doubao-seedance-2-0-260128"
 
 

@@ -22,7 +22,7 @@ from dailies.journal import Journal, Submission
 from ..live_service import start_live_service
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = ROOT / "dashboard" / "pages" / "tasks.py"
+PAGE = ROOT / "dashboard" / "views" / "tasks.py"
 APP = ROOT / "dashboard" / "app.py"
 V2 = "doubao-seedance-2-0-260128"
 V15 = "doubao-seedance-1-5-pro-251215"
@@ -206,7 +206,7 @@ def test_in_the_whole_app_the_hand_off_switches_to_compose(dashboard_env, client
     at = AppTest.from_file(str(APP), default_timeout=30)
     at.query_params["task"] = task_id
     at.run()
-    at.switch_page("pages/tasks.py").run()
+    at.switch_page("views/tasks.py").run()
     assert [h.value for h in at.header] == ["Tasks"]
     at.button(key="tasks.detail.use_video").click().run()
     # The router switched pages: the Tasks page is gone (Compose reads and clears the hand-off itself).

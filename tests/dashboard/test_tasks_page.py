@@ -21,7 +21,7 @@ from dailies.journal import Journal, Submission
 
 from ..live_service import start_live_service
 
-PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "pages" / "tasks.py"
+PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "views" / "tasks.py"
 V2 = "doubao-seedance-2-0-260128"
 V15 = "doubao-seedance-1-5-pro-251215"
 V2_ENDPOINT = "ep-local-seedance-2-0-260128"

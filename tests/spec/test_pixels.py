@@ -9,12 +9,14 @@ from dailies.spec.pixels import (
     FIXED_RATIOS,
     RATIOS,
     RESOLUTION_DEFAULT,
+    centre_crop_box,
     dimensions,
     estimate_tokens,
     frame_count,
     nearest_ratio,
     resolve_ratio,
 )
+from dailies.spec.rules import valid_frame_count
 
 from .builders import V10, V15, V20, V20_FAST
 
@@ -144,7 +146,30 @@ def test_frame_count(duration: int | None, frames: int | None, count: int) -> No
 def test_frame_counts_of_whole_seconds_fit_the_frames_rule() -> None:
     # 24 * s + 1 is 25 + 4n, so a duration of 2 to 12 s is expressible as frames too.
     for seconds in range(2, 13):
-        assert (frame_count(seconds) - 25) % 4 == 0
+        assert valid_frame_count(frame_count(seconds))
+
+
+@pytest.mark.parametrize("frames, valid", [(25, False), (29, True), (30, False), (121, True), (289, True),
+                                           (293, False)])
+def test_valid_frame_count(frames: int, valid: bool) -> None:
+    assert valid_frame_count(frames) is valid
+
+
+@pytest.mark.parametrize("duration", [-1, 0])
+def test_a_length_the_model_picks_has_no_frame_count_or_tokens_yet(duration: int) -> None:
+    with pytest.raises(ValueError, match="resolve -1"):
+        frame_count(duration)
+    with pytest.raises(ValueError):
+        estimate_tokens(1280, 720, duration=duration)
+
+
+@pytest.mark.parametrize("size, target, box", [
+    ((1920, 1080), (1280, 720), (0, 0, 1920, 1080)),      # same aspect: all of it
+    ((1920, 200), (864, 496), (786, 0, 1134, 200)),       # too wide: the sides are cut
+    ((1000, 2000), (1280, 720), (0, 719, 1000, 1281)),    # too tall: top and bottom are cut
+])
+def test_centre_crop_box(size, target, box) -> None:
+    assert centre_crop_box(size, target) == box
 
 
 @pytest.mark.parametrize(

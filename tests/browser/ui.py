@@ -1,0 +1,55 @@
+"""How the browser tests drive the Streamlit pages: wait for a run to finish, open a page, pick
+from a select box, read a <video> element's state, save a screenshot."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "tests" / "artifacts" / "screenshots"
+
+
+def settle(tab) -> None:
+    """Wait for st.navigation's page titles, then until no script run has been busy for 1.5 s
+    (the status widget and stale elements are Streamlit's own signs of a run in progress)."""
+    tab.wait_for_function("""() => { const n = document.querySelector('[data-testid=stSidebarNav]');
+        return n && n.innerText.includes('Review') && n.innerText.includes('Settings'); }""")
+    quiet = 0
+    for _ in range(240):
+        busy = tab.locator('[data-testid="stStatusWidget"]').count() or tab.locator('[data-stale="true"]').count()
+        quiet = 0 if busy else quiet + 1
+        if quiet >= 6:
+            return
+        time.sleep(0.25)
+
+
+def open_page(tab, product, path: str) -> None:
+    tab.goto(product.ui_url + path)
+    settle(tab)
+
+
+def pick(tab, label: str, option: str) -> None:
+    """Choose `option` in the select box labelled `label`."""
+    tab.get_by_role("combobox", name=label).click()
+    tab.get_by_role("option", name=option, exact=True).click()
+    settle(tab)
+
+
+def video_state(tab, selector: str = "video") -> dict:
+    """readyState, duration and source of the first matching <video>, once it has data (or after 20 s)."""
+    tab.wait_for_selector(selector)
+    state = {}
+    for _ in range(80):
+        state = tab.evaluate("""(sel) => { const v = document.querySelector(sel);
+            return {readyState: v.readyState, duration: v.duration, src: v.currentSrc}; }""", selector)
+        if state["readyState"] >= 2:
+            break
+        time.sleep(0.25)
+    return state
+
+
+def screenshot(tab, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    tab.screenshot(path=str(path), full_page=True)
+    return path

@@ -88,10 +88,9 @@ def cmd_up(args: argparse.Namespace) -> int:
 def cmd_dashboard(args: argparse.Namespace) -> int:
     import subprocess
 
-    from .launcher import dashboard_script
+    from .launcher import streamlit_command
 
-    return subprocess.call([sys.executable, "-m", "streamlit", "run", str(dashboard_script()),
-                            "--server.port", str(args.ui_port), "--browser.gatherUsageStats", "false"])
+    return subprocess.call(streamlit_command(args.ui_port))
 
 
 def build_parser() -> argparse.ArgumentParser:

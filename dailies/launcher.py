@@ -50,6 +50,17 @@ def dashboard_script() -> Path:
     return Path(dashboard.__file__).resolve().parent / "app.py"
 
 
+def streamlit_command(port: int, host: str = "127.0.0.1", headless: bool = True) -> list[str]:
+    """`streamlit run` of the dashboard with its settings as flags, so they hold whatever directory
+    it starts from (.streamlit/config.toml only applies when started from the repository). Uploads
+    may be 30 MB images (spec section 8), Base64 inflates them, hence 64 MB. The toolbar is
+    minimal: "Deploy" means nothing to the people using Dailies."""
+    return [sys.executable, "-m", "streamlit", "run", str(dashboard_script()),
+            "--server.port", str(port), "--server.address", host, "--server.headless", str(headless).lower(),
+            "--server.maxUploadSize", "64", "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal",
+            "--theme.base", "dark", "--theme.primaryColor", "#f5a524"]
+
+
 def _wait_until_up(url: str, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -93,10 +104,7 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
     if workers is not None:
         serve_cmd += ["--workers", str(workers)]
     ui_env = {**env, "ARK_BASE_URL": f"{api_url}/api/v3", "ARK_API_KEY": key, "DAILIES_DATA_DIR": str(data_dir)}
-    ui_cmd = [sys.executable, "-m", "streamlit", "run", str(dashboard_script()),
-              "--server.port", str(ui_port), "--server.address", host,
-              "--server.headless", str(not open_browser).lower(), "--server.maxUploadSize", "64",
-              "--browser.gatherUsageStats", "false", "--theme.base", "dark", "--theme.primaryColor", "#f5a524"]
+    ui_cmd = streamlit_command(ui_port, host, headless=not open_browser)
     procs: list[subprocess.Popen] = []
     stopping = False
 

@@ -15,7 +15,9 @@ from functools import lru_cache
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..generator.protocol import Generator
 from . import keys as key_store
@@ -101,7 +103,7 @@ def create_app(settings: Settings, generator: Generator | None = None, start_bac
     app.include_router(router)
     install_openapi(app)
     _install_error_handlers(app)
-    _install_request_log(app, settings.log_requests)
+    app.add_middleware(RequestLog, enabled=settings.log_requests)
     return app
 
 
@@ -142,14 +144,38 @@ def _install_error_handlers(app: FastAPI) -> None:
                                                  "The service failed unexpectedly; the error is logged.", ""))
 
 
-def _install_request_log(app: FastAPI, enabled: bool) -> None:
-    @app.middleware("http")
-    async def _log(request: Request, call_next):
-        request.state.request_id = uuid.uuid4().hex[:20]
+class RequestLog:
+    """Gives every HTTP request an id (`request.state.request_id`, the `X-Request-Id` header unless
+    the response set one) and, when enabled, logs one line per answered request.
+
+    A pure ASGI middleware: `@app.middleware("http")` (BaseHTTPMiddleware) runs each request in
+    an extra task with memory streams, measured at 0.3 to 1 ms of CPU per request, more than the
+    create's own work."""
+
+    def __init__(self, app: ASGIApp, enabled: bool) -> None:
+        self.app = app
+        self.enabled = enabled
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = uuid.uuid4().hex[:20]
+        scope.setdefault("state", {})["request_id"] = request_id
         started = time.perf_counter()
-        response = await call_next(request)
-        response.headers.setdefault("X-Request-Id", request.state.request_id)
-        if enabled:
-            log.info("%s %s -> %d in %.1f ms (request %s)", request.method, request.url.path,
-                     response.status_code, (time.perf_counter() - started) * 1000, request.state.request_id)
-        return response
+        status = 0
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = MutableHeaders(scope=message)
+                if "x-request-id" not in headers:
+                    headers.append("X-Request-Id", request_id)
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)
+        # An exception propagating from here is answered (and logged) by the 500 handler instead.
+        if self.enabled and status:
+            log.info("%s %s -> %d in %.1f ms (request %s)", scope["method"], scope["path"], status,
+                     (time.perf_counter() - started) * 1000, request_id)

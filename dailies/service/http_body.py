@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from fastapi import Request
+from starlette.requests import ClientDisconnect
 
 from ..spec import limits as L
 from .api_errors import ApiError
@@ -23,11 +24,16 @@ async def read_json_body(request: Request, limit: int = L.REQUEST_BODY_MAX_BYTES
         raise _too_large()
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large()
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise _too_large()
+            chunks.append(chunk)
+    except ClientDisconnect as exc:
+        # Nobody will read the answer; a 400 keeps it out of the 500 handler's traceback log.
+        raise ApiError(400, "InvalidParameter", "The client disconnected before the request body was complete.",
+                       "body") from exc
     raw = b"".join(chunks)
     if not raw.strip():
         raise ApiError(400, "MissingParameter", "The request body is empty; send the task as JSON.", "body")

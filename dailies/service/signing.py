@@ -11,7 +11,6 @@ import hmac
 import os
 import secrets
 from pathlib import Path
-from urllib.parse import urlencode
 
 SECRET_FILE = "url-signing.key"
 
@@ -42,8 +41,8 @@ class UrlSigner:
         return hmac.new(self._secret, f"{path}\n{expires}".encode(), hashlib.sha256).hexdigest()
 
     def sign(self, base_url: str, path: str, expires: int) -> str:
-        query = urlencode({"expires": expires, "signature": self.signature(path, expires)})
-        return f"{base_url.rstrip('/')}{path}?{query}"
+        # Nothing to quote: an integer and a hex digest (urlencode was a third of a list's records).
+        return f"{base_url.rstrip('/')}{path}?expires={expires}&signature={self.signature(path, expires)}"
 
     def verify(self, path: str, expires: int, signature: str) -> bool:
         # Compared as bytes: compare_digest refuses non-ASCII str, and a URL may carry anything.

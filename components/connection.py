@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -35,6 +36,14 @@ class Connection:
         if not key:
             return "(none)"
         return key[:4] + "…" + key[-4:] if len(key) > 12 else "…" * 3
+
+
+def base_url_problem(typed: str) -> str | None:
+    """What is wrong with a typed base URL, or None: an http(s) address with a host."""
+    parsed = urlsplit(typed.strip())
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return f"'{typed.strip()}' is not an http:// or https:// address (for example http://127.0.0.1:8000/api/v3)"
+    return None
 
 
 def current() -> Connection:

@@ -20,11 +20,15 @@ with st.form("settings.form"):
                             placeholder="leave empty to keep the current key")
     saved = st.form_submit_button("Save")
 if saved:
-    st.session_state[connection.BASE_URL_KEY] = base_url.strip().rstrip("/")
-    if api_key.strip():
-        st.session_state[connection.API_KEY_KEY] = api_key.strip()
-    st.success("Saved for this browser session.")
-    conn = connection.current()
+    problem = connection.base_url_problem(base_url)
+    if problem:
+        st.error(f"Base URL: {problem}. Nothing was saved.")
+    else:
+        st.session_state[connection.BASE_URL_KEY] = base_url.strip().rstrip("/")
+        if api_key.strip():
+            st.session_state[connection.API_KEY_KEY] = api_key.strip()
+        st.success("Saved for this browser session.")
+        conn = connection.current()
 
 if st.button("Test connection", key="settings.test"):
     try:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
+import httpx
 import pytest
 
-from .conftest import KEY_A, KEY_B, MODEL_1_0, MODEL_1_5, MODEL_2_0, TASKS, text_body
+from dailies.service.app import create_app
+from dailies.service.settings import Settings
+
+from .conftest import KEY_A, KEY_B, MODEL_1_0, MODEL_1_5, MODEL_2_0, TASKS, FakeClock, FakeGenerator, text_body
 
 pytestmark = pytest.mark.anyio
 
@@ -154,3 +159,29 @@ async def test_unknown_route_and_method_use_the_error_shape(env):
     response = await env.client.put(TASKS, headers={"Authorization": f"Bearer {KEY_A}"})
     assert response.status_code == 405
     assert response.json()["error"]["code"] == "MethodNotAllowed"
+
+
+async def test_one_log_line_per_request_and_per_state_change(tmp_path, caplog):
+    settings = Settings(data_dir=tmp_path, api_keys={KEY_A: "alpha"}, workers=0, clock=FakeClock(), log_requests=True)
+    app = create_app(settings, generator=FakeGenerator(), start_background=False)
+    auth = {"Authorization": f"Bearer {KEY_A}"}
+    caplog.set_level(logging.INFO, logger="dailies")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client:
+        created = await client.post(TASKS, json=text_body(), headers=auth)
+        task_id = created.json()["id"]
+        row = app.state.services.store.claim_next("w1", settings.clock())
+        app.state.services.workers.run_one(row, "w1")
+        await client.get(f"{TASKS}/{task_id}", headers=auth)
+        await client.get(TASKS, headers={"Authorization": "Bearer nope"})
+        await client.delete(f"{TASKS}/{task_id}", headers=auth)
+    app.state.services.engine.dispose()
+    requests = [r.getMessage() for r in caplog.records if r.name == "dailies.http"]
+    assert len(requests) == 4, requests
+    assert requests[0].startswith(f"POST {TASKS} -> 200 in ")
+    assert requests[2].startswith(f"GET {TASKS} -> 401 in ")
+    request_id = created.headers["X-Request-Id"]
+    assert requests[0].endswith(f"(request {request_id})")
+    changes = [r.getMessage() for r in caplog.records if r.name == "dailies.tasks" and task_id in r.getMessage()]
+    assert [c.split(" (")[0] for c in changes] == [
+        f"task {task_id} created -> queued", f"task {task_id} -> running", f"task {task_id} -> succeeded",
+        f"task {task_id} deleted"], changes

@@ -3,6 +3,11 @@
 Frames and audio go in one at a time and straight to the encoder, so memory does not depend on
 the video's length. Audio is written as the video advances, which keeps the two interleaved in
 the file (a player can start at once) and keeps the muxer's queue short.
+
+A frame is either RGB (H x W x 3, uint8) or already yuv420p: the Y, U and V planes one after
+another in an (H * 3 / 2) x W uint8 array, PyAV's layout for that format. Scenes that transform one
+picture many times (camera moves) work on the planes directly, which spares the encoder an RGB to
+YUV conversion per frame; H and W are even, as yuv420p needs.
 """
 
 from __future__ import annotations
@@ -41,6 +46,36 @@ def add_video_stream(container: av.container.OutputContainer, width: int, height
     return stream
 
 
+def is_yuv420(frame: np.ndarray) -> bool:
+    """Whether `frame` is yuv420p planes (2-D) rather than RGB (3-D)."""
+    return frame.ndim == 2
+
+
+def yuv420_planes(frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Views of the Y (H x W), U and V (H/2 x W/2) planes of a yuv420p frame; writing to them
+    writes to the frame."""
+    height, width = frame.shape[0] * 2 // 3, frame.shape[1]
+    luma, chroma = width * height, (width // 2) * (height // 2)
+    flat = frame.reshape(-1)  # a view: the frame is C-contiguous
+    return (
+        frame[:height],
+        flat[luma : luma + chroma].reshape(height // 2, width // 2),
+        flat[luma + chroma :].reshape(height // 2, width // 2),
+    )
+
+
+def yuv420_from_rgb(rgb: np.ndarray) -> np.ndarray:
+    """The yuv420p planes of an RGB picture, converted as the encoder would convert it itself."""
+    return av.VideoFrame.from_ndarray(rgb, format="rgb24").reformat(format=PIXEL_FORMAT).to_ndarray()
+
+
+def rgb_from_frame(frame: np.ndarray) -> np.ndarray:
+    """An RGB picture of either kind of frame (for the last-frame PNG)."""
+    if not is_yuv420(frame):
+        return frame
+    return av.VideoFrame.from_ndarray(frame, format=PIXEL_FORMAT).to_ndarray(format="rgb24")
+
+
 class Mp4Writer:
     """An MP4 file being written. Use as a context manager: on an exception the file is closed
     without flushing, and the caller deletes it."""
@@ -69,9 +104,9 @@ class Mp4Writer:
         self.samples_written = 0
         self._closed = False
 
-    def add_frame(self, rgb: np.ndarray) -> None:
-        """Encode one RGB frame (H x W x 3, uint8)."""
-        frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
+    def add_frame(self, picture: np.ndarray) -> None:
+        """Encode one frame, RGB or yuv420p planes (see the module's docstring)."""
+        frame = av.VideoFrame.from_ndarray(picture, format=PIXEL_FORMAT if is_yuv420(picture) else "rgb24")
         frame.pts = self.frames_written
         frame.time_base = Fraction(1, self.fps)
         self._container.mux(self._video.encode(frame))

@@ -14,6 +14,10 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +26,7 @@ from PIL import Image
 from dailies.spec.limits import IMAGE_MAX_BYTES, VIDEO_MAX_BYTES
 
 from .audio import AUDIO_RATE, AudioTrack, LoopedClip, ToneTrack
-from .encode import Mp4Writer
+from .encode import Mp4Writer, rgb_from_frame
 from .inputs import InputResolver
 from .media import VideoClip, fit_image, load_audio, open_image
 from .overlays import watermark
@@ -32,6 +36,7 @@ from .scenes import FirstFrameScene, FirstLastFrameScene, Reference, ReferenceSc
 from .text_scene import TextScene
 
 VIDEO_TITLE = "Dailies preview"
+FRAMES_AHEAD = 3  # frames drawn ahead of the encoder (see `_drawn_ahead`)
 PNG_COMPRESS_LEVEL = 3  # a last frame is written once; level 3 is close in size to 9 and far faster
 
 
@@ -185,7 +190,6 @@ class PreviewGenerator:
         is_cancelled: CancelCheck,
     ) -> None:
         mark = watermark(spec.width, spec.height) if spec.watermark else None
-        marked = np.empty((spec.height, spec.width, 3), dtype=np.uint8) if mark else None
         total_samples = _audio_samples(spec)
         metadata = {
             "title": VIDEO_TITLE,
@@ -197,19 +201,22 @@ class PreviewGenerator:
         with Mp4Writer(
             video_path, spec.width, spec.height, spec.fps,
             audio_rate=AUDIO_RATE if track is not None else None, metadata=metadata,
-        ) as writer:
-            for index, picture in enumerate(scene.frames()):
+        ) as writer, closing(_drawn_ahead(scene.frames())) as frames:
+            # Closed before the writer, so a failed render stops drawing before the file is dropped.
+            for index, picture in enumerate(frames):
                 now = time.monotonic()
                 if now - last_poll >= self.poll_interval:
                     last_poll = now
                     if is_cancelled():
                         raise RenderCancelled(job.task_id)
                 if index == spec.frame_count - 1 and spec.return_last_frame:
-                    Image.fromarray(picture).save(last_frame_path, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-                if mark is not None and marked is not None:
-                    np.copyto(marked, picture)
-                    mark.apply(marked)
-                    picture = marked
+                    # Scenes may give yuv420p frames; the PNG is RGB, converted as a player would.
+                    Image.fromarray(rgb_from_frame(picture)).save(
+                        last_frame_path, format="PNG", compress_level=PNG_COMPRESS_LEVEL
+                    )
+                if mark is not None:
+                    # On the frame itself: `_drawn_ahead` gives copies, not the scene's arrays.
+                    mark.apply(picture)
                 writer.add_frame(picture)
                 written = index + 1
                 if track is not None:
@@ -222,6 +229,32 @@ class PreviewGenerator:
                     progress(min(0.99, written / spec.frame_count))
             if written != spec.frame_count:
                 raise RuntimeError(f"scene gave {written} frames, {spec.frame_count} expected")
+
+
+def _drawn_ahead(frames: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+    """The frames, drawn in a worker thread up to `FRAMES_AHEAD` ahead of the caller's encoding.
+
+    Scaling a picture (Pillow) and encoding one (x264) both release the GIL, so on two cores the
+    camera scenes take about the time of the slower of the two instead of their sum; drawing a few
+    frames ahead keeps the worker busy while the encoder's own threads hold it up. Each frame is a
+    copy, because a scene may reuse its array for the next frame. Closing the generator (the render
+    failed or was cancelled) drops the frames not started and waits for the one being drawn.
+    """
+
+    def draw_next() -> np.ndarray | None:
+        frame = next(frames, None)
+        return None if frame is None else frame.copy()
+
+    # One worker runs the calls in the order they were submitted, so the scene is advanced by one
+    # thread at a time, frame after frame.
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="preview-frames")
+    try:
+        pending = deque(worker.submit(draw_next) for _ in range(FRAMES_AHEAD))
+        while (frame := pending.popleft().result()) is not None:
+            pending.append(worker.submit(draw_next))
+            yield frame
+    finally:
+        worker.shutdown(cancel_futures=True)
 
 
 def _audio_samples(spec: OutputSpec) -> int:

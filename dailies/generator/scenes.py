@@ -1,9 +1,12 @@
 """The pictures of the preview made from images and videos (the text-only scene is in
 `text_scene`): one scene per scenario of spec 2.3.
 
-A scene yields exactly `count` RGB frames (H x W x 3, uint8, C-contiguous), one at a time, so
-memory does not grow with duration. A yielded array may be reused for the next frame and must
-not be modified by the caller (copy it first to draw on it).
+A scene yields exactly `count` frames, one at a time, so memory does not grow with duration. A
+frame is RGB (H x W x 3, uint8, C-contiguous) or yuv420p planes ((H * 3 / 2) x W, uint8), the two
+kinds `encode.Mp4Writer` takes: pictures moved by the camera are yuv420p, because scaling the
+planes costs half as much as scaling RGB (which Pillow holds as 4 bytes a pixel) and the encoder
+then has no conversion left to do. A yielded array may be reused for the next frame and must not
+be modified by the caller (copy it first to draw on it).
 
 Everything a scene draws is a function of its inputs and the seed: no clock, no global random
 state, so the same request and seed give the same frames.
@@ -18,13 +21,14 @@ from typing import Protocol
 import numpy as np
 from PIL import Image
 
+from .encode import yuv420_from_rgb, yuv420_planes
 from .media import VideoClip
 from .seeding import stable_rng
 
 
 class Scene(Protocol):
     def frames(self) -> Iterator[np.ndarray]:
-        """Exactly the clip's frame count of RGB frames, first to last."""
+        """Exactly the clip's frame count of frames (RGB or yuv420p), first to last."""
         ...
 
 
@@ -43,22 +47,25 @@ def progress_of(index: int, count: int) -> float:
 
 
 class CameraMove:
-    """A zoom and drift over an image that already has the output size.
+    """A zoom and drift over an image that already has the output size, as yuv420p frames.
 
-    At zoom 1 the frame is the image itself, untouched, which is what makes the first frame of an
-    image-to-video equal to the image. Zooming in crops a smaller box of the image (drifting
-    toward `drift`, a point in [-1, 1]^2 relative to the centre) and scales it back up.
+    At zoom 1 the frame is the image itself, converted once, which is what makes the first frame of
+    an image-to-video equal to the image. Zooming in crops a smaller box of the image (drifting
+    toward `drift`, a point in [-1, 1]^2 relative to the centre) and scales it back up, plane by
+    plane: the chroma planes are half the size, so their box is halved too.
     """
 
     def __init__(self, image: Image.Image, drift: tuple[float, float] = (0.0, 0.0)) -> None:
-        self.image = image
-        self.still = np.ascontiguousarray(np.asarray(image.convert("RGB")))
+        self.size = image.size
+        self.still = yuv420_from_rgb(np.asarray(image.convert("RGB")))
         self.drift = drift
+        # The planes of `still` as greyscale images to scale (Pillow copies them).
+        self._planes = [Image.fromarray(plane) for plane in yuv420_planes(self.still)]
 
     def at(self, zoom: float) -> np.ndarray:
         if zoom <= 1.0 + 1e-9:
             return self.still
-        width, height = self.image.size
+        width, height = self.size
         box_width, box_height = width / zoom, height / zoom
         centre_x = width / 2 + self.drift[0] * (width - box_width) / 2
         centre_y = height / 2 + self.drift[1] * (height - box_height) / 2
@@ -68,7 +75,14 @@ class CameraMove:
             centre_x + box_width / 2,
             centre_y + box_height / 2,
         )
-        return np.asarray(self.image.resize(self.image.size, Image.Resampling.BILINEAR, box=box))
+        scaled = []
+        for plane in self._planes:
+            scale = plane.width / width  # 1 for Y, 1/2 for U and V
+            plane_box = tuple(edge * scale for edge in box)
+            scaled.append(plane.resize(plane.size, Image.Resampling.BILINEAR, box=plane_box).tobytes())
+        # The planes' bytes one after another are the frame, joined in one copy (np.asarray on each
+        # plane and a copy into a frame would take two); read-only, which the scene contract allows.
+        return np.frombuffer(b"".join(scaled), dtype=np.uint8).reshape(self.still.shape)
 
 
 def zoom_amount(seconds: float) -> float:
@@ -100,7 +114,8 @@ class FirstFrameScene:
 
 def blend(first: np.ndarray, last: np.ndarray, weight: int) -> np.ndarray:
     """(first * (256 - weight) + last * weight) / 256 in integers; weight 0 is `first` exactly,
-    256 is `last` exactly."""
+    256 is `last` exactly. Any two frames of one kind: a mix of the yuv420p planes is the planes of
+    the mix, since RGB to YUV is affine and the weights add up to one."""
     if weight <= 0:
         return first
     if weight >= 256:

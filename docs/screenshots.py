@@ -42,8 +42,9 @@ def main() -> int:
             page.goto(args.ui + path)
             settle(page)
             if name == "compose":
-                page.get_by_role("textbox", name="Prompt").fill(
-                    "A lighthouse beam sweeps across a stormy sea at night, slow push-in.")
+                prompt = page.get_by_role("textbox", name="Prompt")
+                prompt.fill("A lighthouse beam sweeps across a stormy sea at night, slow push-in.")
+                prompt.press("Control+Enter")  # a text area sends its value on Ctrl+Enter or blur
                 settle(page)
             if name == "tasks" and page.locator("video").count():
                 time.sleep(1)  # the first frame of the player, rather than a black box

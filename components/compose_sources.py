@@ -48,6 +48,18 @@ def prompts_for(journal: Journal, records: list[TaskRecord]) -> dict[str, str]:
     return {task_id: sub.prompt for task_id, sub in journal.submissions(r.id for r in records).items()}
 
 
+def pick_task(key: str, label: str, records: list[TaskRecord], journal: Journal) -> TaskRecord | None:
+    """A select box of finished tasks (labelled with their journal prompts); the one chosen, or None."""
+    prompts = prompts_for(journal, records)
+    by_id = {r.id: r for r in records}
+    # Nothing chosen at first (the placeholder shows); a task gone from the list is unchosen.
+    if st.session_state.get(key) not in by_id:
+        st.session_state[key] = None
+    task_id = st.selectbox(label, list(by_id), key=key, placeholder="Choose a finished task",
+                           format_func=lambda i: task_label(by_id[i], prompts), persist_state="session")
+    return None if task_id is None else by_id[task_id]
+
+
 def task_label(record: TaskRecord, prompts: dict[str, str]) -> str:
     """'“a red kite over …” · 480p 16:9 4 s · cgt-…', or without the prompt when unknown."""
     facts = " ".join(str(x) for x in (record.resolution, record.ratio,

@@ -137,19 +137,11 @@ def _previous_task(slot: str, choice: MediaChoice, ctx: SlotContext) -> None:
         st.caption("No finished task with a last frame yet. Tick **Return the last frame** when you compose "
                    "a shot, so the next one can start where it ends.")
         return
-    prompts = compose_sources.prompts_for(ctx.journal, records)
-    by_id = {r.id: r for r in records}
-    key = f"{slot}.task"
-    # Nothing chosen at first (the placeholder shows); a task gone from the list is unchosen.
-    if st.session_state.get(key) not in by_id:
-        st.session_state[key] = None
-    task_id = st.selectbox("Last frame of", list(by_id), key=key, placeholder="Choose a finished task",
-                           format_func=lambda i: compose_sources.task_label(by_id[i], prompts),
-                           persist_state="session")
-    if task_id is None or ctx.client is None:
+    record = compose_sources.pick_task(f"{slot}.task", "Last frame of", records, ctx.journal)
+    if record is None or ctx.client is None:
         return
-    url = by_id[task_id].content.last_frame_url
-    choice.source = f"last frame of {task_id}"
+    url = record.content.last_frame_url
+    choice.source = f"last frame of {record.id}"
     try:
         data = compose_sources.fetch_result_image(ctx.client, url)
     except DailiesError as exc:

@@ -79,20 +79,11 @@ def _previous_video(slot: str, choice: MediaChoice, ctx: SlotContext) -> None:
     if not records:
         st.caption("No finished task yet.")
         return
-    prompts = compose_sources.prompts_for(ctx.journal, records)
-    by_id = {r.id: r for r in records}
-    key = f"{slot}.task"
-    # Nothing chosen at first (the placeholder shows); a task gone from the list is unchosen.
-    if st.session_state.get(key) not in by_id:
-        st.session_state[key] = None
-    task_id = st.selectbox("Video of", list(by_id), key=key, placeholder="Choose a finished task",
-                           format_func=lambda i: compose_sources.task_label(by_id[i], prompts),
-                           persist_state="session")
-    if task_id is None:
+    record = compose_sources.pick_task(f"{slot}.task", "Video of", records, ctx.journal)
+    if record is None:
         return
-    record = by_id[task_id]
     choice.url = record.content.video_url
-    choice.source = f"video of {task_id}"
+    choice.source = f"video of {record.id}"
     if record.duration and not L.VIDEO_DURATION_MIN <= record.duration <= L.VIDEO_DURATION_MAX:
         st.caption(f"That video lasts {record.duration} s; a reference video may last "
                    f"{L.VIDEO_DURATION_MIN:g} to {L.VIDEO_DURATION_MAX:g} s.")

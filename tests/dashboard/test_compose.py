@@ -436,15 +436,20 @@ def test_one_prompt_per_line(client, journal):
     assert len({s.batch_id for s in kept.values()}) == 1
 
 
-def test_a_refusal_by_the_service_is_shown_and_the_form_kept(client):
-    # Passes every local rule; only the service knows there is no such draft.
+def final_from_a_typed_draft_id() -> AppTest:
+    """Compose on 1.5 Pro in "final from a draft" mode, with the draft to be typed by id."""
     at = compose()
     at.selectbox(key="compose.model").set_value(V15)
     rerun(at)
     at.radio(key="compose.mode").set_value("draft_final")
     rerun(at)
     at.selectbox(key="compose.draft_pick").set_value("__other__")
-    rerun(at)
+    return rerun(at)
+
+
+def test_a_refusal_by_the_service_is_shown_and_the_form_kept(client):
+    # Passes every local rule; only the service knows there is no such draft.
+    at = final_from_a_typed_draft_id()
     at.text_input(key="compose.draft_id").input("cgt-20250101120000-zzzzz")
     rerun(at)
     assert not panel_problems(at)
@@ -572,13 +577,7 @@ def test_clearing_the_uploader_or_removing_a_kept_image_empties_the_slot(dashboa
 
 
 def test_empty_draft_id_is_explained_beside_the_picker(dashboard_env):
-    at = compose()
-    at.selectbox(key="compose.model").set_value(V15)
-    rerun(at)
-    at.radio(key="compose.mode").set_value("draft_final")
-    rerun(at)
-    at.selectbox(key="compose.draft_pick").set_value("__other__")
-    rerun(at)
+    at = final_from_a_typed_draft_id()
     assert "choose a draft task, or type its id" in panel_problems(at)
     assert submit_button(at).disabled
 

@@ -175,3 +175,15 @@ def decode(path: Path, keep: tuple[int, ...] = ()) -> Decoded:
 def dominant_frequency(samples: np.ndarray, rate: int) -> float:
     spectrum = np.abs(np.fft.rfft(samples * np.hanning(samples.size)))
     return float(np.fft.rfftfreq(samples.size, 1 / rate)[int(np.argmax(spectrum))])
+
+
+def lower_right(frame: np.ndarray) -> np.ndarray:
+    """Where the watermark goes."""
+    height, width = frame.shape[:2]
+    return frame[height * 7 // 8 :, width * 3 // 4 :]
+
+
+def upper_left(frame: np.ndarray) -> np.ndarray:
+    """Far from the watermark."""
+    height, width = frame.shape[:2]
+    return frame[: height // 4, : width // 4]

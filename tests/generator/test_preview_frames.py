@@ -18,7 +18,7 @@ from dailies.generator.preview import _drawn_ahead
 from dailies.generator.scenes import CameraMove
 
 from .conftest import RenderFn
-from .media_fixtures import MODEL_1_5, decode, gradient_image, image_url, mean_difference
+from .media_fixtures import MODEL_1_5, decode, gradient_image, image_url, lower_right, mean_difference, upper_left
 
 TEXT = {"type": "text", "text": "The camera slowly pushes in"}
 MATCH = 4.0  # mean absolute difference of a frame and the picture it should be (codec loss only)
@@ -26,16 +26,6 @@ MATCH = 4.0  # mean absolute difference of a frame and the picture it should be 
 
 def image_to_video(url: str) -> list[dict]:
     return [TEXT, {"type": "image_url", "image_url": {"url": url}, "role": "first_frame"}]
-
-
-def lower_right(frame: np.ndarray) -> np.ndarray:
-    height, width = frame.shape[:2]
-    return frame[height * 7 // 8 :, width * 3 // 4 :]
-
-
-def upper_left(frame: np.ndarray) -> np.ndarray:
-    height, width = frame.shape[:2]
-    return frame[: height // 4, : width // 4]
 
 
 def test_rgb_and_yuv_frames_encode_to_the_same_picture(tmp_path: Path) -> None:

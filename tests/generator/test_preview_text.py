@@ -10,7 +10,15 @@ from PIL import Image
 from dailies.spec.pixels import estimate_tokens
 
 from .conftest import RenderFn
-from .media_fixtures import MODEL_1_0, MODEL_1_5, MODEL_2_0, dominant_frequency, mean_difference
+from .media_fixtures import (
+    MODEL_1_0,
+    MODEL_1_5,
+    MODEL_2_0,
+    dominant_frequency,
+    lower_right,
+    mean_difference,
+    upper_left,
+)
 
 PROMPT = [{"type": "text", "text": "A paper boat sails across a rain puddle at dusk"}]
 CHROMIUM_PROFILES = {"High", "Main", "Constrained Baseline", "Baseline"}
@@ -90,16 +98,6 @@ def test_odd_sized_ratio_renders_at_its_exact_size(render: RenderFn) -> None:
     rendered = render(MODEL_1_5, PROMPT, resolution="720p", ratio="21:9", duration=4, generate_audio=False)
     assert (rendered.video.width, rendered.video.height) == (1470, 630)
     assert rendered.video.frame_count == 97
-
-
-def lower_right(frame: np.ndarray) -> np.ndarray:
-    height, width = frame.shape[:2]
-    return frame[height * 7 // 8 :, width * 3 // 4 :]
-
-
-def upper_left(frame: np.ndarray) -> np.ndarray:
-    height, width = frame.shape[:2]
-    return frame[: height // 4, : width // 4]
 
 
 def test_watermark_at_lower_right_and_last_frame_png_without_it(render: RenderFn) -> None:

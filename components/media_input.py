@@ -4,14 +4,11 @@ checks them when it fetches the file."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 import streamlit as st
 
 from components import compose_sources
 from components.compose_body import MediaChoice
 from components.image_input import SlotContext, as_asset_url
-from dailies import netguard
 from dailies.spec import limits as L
 
 VIDEO_SOURCES = ("URL", "Asset id", "Previous task")
@@ -89,14 +86,3 @@ def _previous_video(slot: str, choice: MediaChoice, ctx: SlotContext) -> None:
                    f"{L.VIDEO_DURATION_MIN:g} to {L.VIDEO_DURATION_MAX:g} s.")
     st.caption("Sent as its result URL, which lives 24 hours from the task's end; the service downloads it "
                "when this task runs.")
-    if _is_loopback(choice.url):
-        st.caption("This URL is on this machine: the local service fetches it only when it was started with "
-                   "`--allow-loopback-inputs`.")
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname
-    try:
-        return bool(host) and any(address.is_loopback for address in netguard.resolve(host))
-    except netguard.NetguardError:
-        return False

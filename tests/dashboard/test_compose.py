@@ -599,8 +599,11 @@ def test_a_previous_tasks_video_as_a_reference(client):
     assert body(at)["content"][1] == {"type": "video_url", "video_url": {"url": record.content.video_url},
                                       "role": "reference_video"}
     captions = " ".join(c.value for c in at.caption)
-    assert "lives 24 hours" in captions and "--allow-loopback-inputs" in captions
+    # The service reads its own result URLs from disk: no loopback download, so no flag to mention.
+    assert "lives 24 hours" in captions and "--allow-loopback-inputs" not in captions
     assert not panel_problems(at) and not at.warning
+    chained = client.tasks.create(body(at))
+    assert client.wait(chained.id, timeout=120, poll_interval=0.1).status == "succeeded"
 
 
 def test_the_page_also_runs_outside_the_router(client):

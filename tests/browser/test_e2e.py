@@ -96,7 +96,8 @@ def test_compose_two_tasks_watch_them_succeed_play_one_and_approve_it(page, prod
 
     # A deep link as the first request of a fresh server: the router's own Tasks page answers.
     open_page(page, product, "/tasks")
-    assert page.get_by_role("heading", name="Tasks").count() == 1
+    # Waited for, not counted: on a fresh server the first run of a page can outlast `settle`.
+    page.get_by_role("heading", name="Tasks", exact=True).wait_for()
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Compose", exact=True).click()
     settle(page)
     page.get_by_text("Text only", exact=True).click()
@@ -109,6 +110,7 @@ def test_compose_two_tasks_watch_them_succeed_play_one_and_approve_it(page, prod
     page.get_by_text("First and last frame", exact=True).click()
     settle(page)
     uploads = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    uploads.nth(1).wait_for(state="attached")  # the inputs themselves are hidden behind the drop zones
     assert uploads.count() == 2
     uploads.nth(0).set_input_files(str(first))
     settle(page)
@@ -142,8 +144,8 @@ def test_compose_two_tasks_watch_them_succeed_play_one_and_approve_it(page, prod
     assert abs(state["duration"] - DURATION) < 0.25, state
     first_shown, last_shown = frame_colour(page, 0, tmp_path), frame_colour(page, DURATION - 0.05, tmp_path)
     assert near(first_shown, FIRST_RGB) and near(last_shown, LAST_RGB), (first_shown, last_shown)
-    assert page.get_by_text(re.compile(r"Result link expires in 23 h \d+ min")).count() >= 1
-    assert page.get_by_text(re.compile(r"Record deleted in 6 d")).count() >= 1
+    page.get_by_text(re.compile(r"Result link expires in 23 h \d+ min")).first.wait_for()
+    page.get_by_text(re.compile(r"Record deleted in 6 d")).first.wait_for()
     screenshot(page, "e2e-03-tasks-detail")
 
     # Review: the result alone, approved; the verdict is in the journal and still shown after a reload.
@@ -172,8 +174,8 @@ def test_an_invalid_image_shows_its_message_and_nothing_is_sent(page, product, t
     settle(page)
     page.get_by_role("textbox", name="Prompt").fill("A banner that is far too wide.")
     settle(page)
-    assert page.get_by_text("1920x200: aspect 9.6 is outside 0.4 to 2.5").count() >= 1
-    assert page.get_by_text("1920x200: height 200 px is outside 300 to 6000 px").count() >= 1
+    page.get_by_text("1920x200: aspect 9.6 is outside 0.4 to 2.5").first.wait_for()
+    page.get_by_text("1920x200: height 200 px is outside 300 to 6000 px").first.wait_for()
     submit = page.get_by_role("button", name="Submit", exact=True)
     assert submit.is_disabled()
     submit.click(force=True)  # a click on the disabled button does nothing either

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from . import cli_client
+from .api_keys import mask as mask_key
 
 DEFAULT_DATA_DIR = Path(os.environ.get("DAILIES_DATA_DIR", ".dailies"))
 
@@ -73,7 +74,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
     for name, info in projects.items():
         print(f"project {name}")
         for key in info["keys"]:
-            print(f"  key            {key if args.show else key_store.mask(key)}")
+            print(f"  key            {key if args.show else mask_key(key)}")
         secret = info.get("webhook_secret") or key_store.webhook_secret(args.data_dir, name)
         print(f"  webhook secret {secret}")
     return 0

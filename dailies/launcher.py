@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from .api_keys import mask as mask_key
 from .service import keys as key_store
 
 
@@ -120,7 +121,7 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
         _wait_until_up(f"http://{host}:{ui_port}/_stcore/health", procs[1], "dashboard")
         print(f"\n  Dailies is up (data in {data_dir}).\n"
               f"  Dashboard:  http://{host}:{ui_port}\n"
-              f"  API:        {api_url}/api/v3   (key {key_store.mask(key)}; `dailies keys --show` prints it)\n"
+              f"  API:        {api_url}/api/v3   (key {mask_key(key)}; `dailies keys --show` prints it)\n"
               f"  Service log: {data_dir / 'service.log'}\n"
               f"  Results come from the offline preview renderer, not a real model.\n"
               f"  Press Ctrl-C to stop both.\n", flush=True)

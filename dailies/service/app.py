@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..generator.protocol import Generator
 from . import keys as key_store
+from . import legacy_projects
 from .api_errors import ApiError
 from .callbacks import CallbackQueue
 from .db import make_engine
@@ -43,8 +44,8 @@ class Services:
     def __init__(self, settings: Settings, generator: Generator | None = None) -> None:
         self.settings = settings
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        self.api_keys = settings.api_keys or keys_from_environment() or key_store.load_keys(settings.data_dir)
         self.engine = make_engine(settings.db_path)
+        self.api_keys = _api_keys_after_renaming_legacy_projects(settings, self.engine)
         self.signer = UrlSigner(load_or_create_secret(settings.data_dir))
         self.files = ResultFiles(settings.files_dir)
         self.callbacks = CallbackQueue(
@@ -69,6 +70,19 @@ class Services:
         self.workers.stop()
         self.callbacks.stop()
         self.engine.dispose()
+
+
+def _api_keys_after_renaming_legacy_projects(settings: Settings, engine) -> dict[str, str]:
+    """key -> project, from the settings, DAILIES_API_KEYS or the keys file, once the project names
+    earlier versions made from parts of keys have been renamed (legacy_projects.py says how)."""
+    file_renames = legacy_projects.keys_file_renames(key_store.stored_entries(settings.data_dir))
+    key_store.rename_projects(settings.data_dir, file_renames)
+    api_keys = settings.api_keys or keys_from_environment() or key_store.load_keys(settings.data_dir)
+    renames = {**legacy_projects.bare_key_renames(legacy_projects.stored_projects(engine), api_keys),
+               **file_renames}
+    key_store.rename_projects(settings.data_dir, renames)
+    legacy_projects.rename_projects(engine, renames)
+    return api_keys
 
 
 def _preview_generator() -> Generator:

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..api_keys import fingerprint
+
 KEYS_FILE = "keys.json"
 _THREAD_LOCK = threading.Lock()
 
@@ -73,7 +75,7 @@ def create_key(data_dir: Path, project: str | None = None) -> KeyEntry:
     with _locked(data_dir):
         data = _load(data_dir)
         key = new_key()
-        project = project or f"project-{key[3:11].lower()}"
+        project = project or f"project-{fingerprint(key)}"
         data["keys"].append({"key": key, "project": project})
         data["projects"].setdefault(project, {"webhook_secret": new_webhook_secret()})
         _save(data_dir, data)
@@ -109,6 +111,22 @@ def list_projects(data_dir: Path, extra_keys: dict[str, str] | None = None) -> d
     return out
 
 
-def mask(key: str) -> str:
-    """A key as it may be shown: enough to recognise it, not enough to use it."""
-    return key[:5] + "…" + key[-4:] if len(key) > 12 else "…"
+def rename_projects(data_dir: Path, renames: dict[str, str]) -> None:
+    """Rename projects in the keys file: its keys and its webhook secret (kept, so callback
+    receivers go on verifying) follow the new name. A secret the new name already has wins."""
+    if not renames or not _path(data_dir).exists():
+        return
+    with _locked(data_dir):
+        data = _load(data_dir)
+        for entry in data["keys"]:
+            entry["project"] = renames.get(entry["project"], entry["project"])
+        for old, new in renames.items():
+            info = data["projects"].pop(old, None)
+            if info is not None:
+                data["projects"].setdefault(new, info)
+        _save(data_dir, data)
+
+
+def stored_entries(data_dir: Path) -> list[dict]:
+    """The keys file's entries as stored ({"key", "project"})."""
+    return list(_load(data_dir)["keys"])

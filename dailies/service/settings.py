@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..api_keys import mask, project_for_bare_key
 from ..spec.catalog import MODELS
 
 # Endpoint ids that every local project may use, one per catalog model, so that requests written
@@ -65,7 +66,8 @@ class Settings:
 
 def parse_api_keys(text: str) -> dict[str, str]:
     """`DAILIES_API_KEYS`: comma-separated; `project:key` puts a key in a named project, a bare
-    key is a project of its own (named after the key's first characters)."""
+    key is a project of its own, named after a hash of the whole key (keys sharing a prefix stay
+    apart, and no part of a key ends up in a name)."""
     keys: dict[str, str] = {}
     for part in text.split(","):
         part = part.strip()
@@ -73,8 +75,13 @@ def parse_api_keys(text: str) -> dict[str, str]:
             continue
         project, sep, key = part.partition(":")
         if not sep:
-            project, key = f"key-{part[:8]}", part
-        keys[key.strip()] = project.strip()
+            project, key = project_for_bare_key(part), part
+        project, key = project.strip(), key.strip()
+        if not project or not key:
+            raise ValueError("DAILIES_API_KEYS: each entry is 'key' or 'project:key', neither part empty")
+        if keys.get(key, project) != project:
+            raise ValueError(f"DAILIES_API_KEYS: the key {mask(key)} is given for two projects")
+        keys[key] = project
     return keys
 
 

@@ -139,7 +139,8 @@ class TaskService:
         where = f"content[{index}].draft_task.id"
         row = self.store.get(project, item.draft_task.id)
         if row is None:
-            raise from_problems([Problem(where, f"draft task {item.draft_task.id} was not found")])
+            # 404 as for any task id: a draft of another project answers exactly as a missing one.
+            raise ApiError(404, "NotFound.Task", f"{where}: draft task {item.draft_task.id} was not found.", where)
         if not row.draft:
             raise from_problems([Problem(where, f"task {row.id} is not a draft")])
         if row.status != "succeeded":

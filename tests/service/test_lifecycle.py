@@ -174,7 +174,7 @@ async def test_final_needs_a_succeeded_draft_of_the_same_project(env):
     draft_id = (await env.create(text_body(model=MODEL_1_5, draft=True))).json()["id"]
     env.run_next()
     ref = {"model": MODEL_1_5, "content": [{"type": "draft_task", "draft_task": {"id": draft_id}}]}
-    assert_error(await env.create(ref, key="key-b"), 400, "InvalidParameter", "content[0].draft_task.id")
+    assert_error(await env.create(ref, key="key-b"), 404, "NotFound.Task", "content[0].draft_task.id")
     assert_error(await env.create({**ref, "seed": 3}), 400, "InvalidParameter", "seed")
     assert (await env.create(ref)).status_code == 200
 

@@ -35,8 +35,6 @@ nothing.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import itertools
 import json
 import math
 import os
@@ -56,6 +54,9 @@ from fastapi import FastAPI, Request
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import wrk_load  # noqa: E402
 
 TASKS = "/api/v3/contents/generations/tasks"
 MODEL = "doubao-seedance-2-0-260128"
@@ -121,69 +122,13 @@ def serve_bare(port: int) -> None:
     uvicorn.run(bare_app(), host="127.0.0.1", port=port, log_level="warning")
 
 
-# ---------- load generator (runs in a child process) ----------
+# ---------- orchestration ----------
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
     if not sorted_values:
         return math.nan
     return sorted_values[min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))]
-
-
-async def drive(base_url: str, method: str, seconds: float, list_keys: int) -> dict:
-    """16 clients in a closed loop: warm-up, a "measuring" line on stdout, the measured run."""
-    body = json.dumps(CREATE_BODY).encode()
-    counter = itertools.count()
-    if method == "POST":
-        def request_for(i: int) -> tuple[str, dict, bytes | None]:
-            key = load_key((i // PER_KEY) % LOAD_KEYS)
-            return TASKS, {"authorization": f"Bearer {key}", "content-type": "application/json"}, body
-    else:
-        def request_for(i: int) -> tuple[str, dict, bytes | None]:
-            key = load_key(i % max(1, list_keys))
-            return f"{TASKS}?page_size=20", {"authorization": f"Bearer {key}"}, None
-
-    latencies: list[float] = []
-    statuses: Counter[int] = Counter()
-    errors: Counter[str] = Counter()
-    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=30.0, trust_env=False) as client:
-        async def client_loop(until: float, record: bool) -> None:
-            while time.perf_counter() < until:
-                path, headers, content = request_for(next(counter))
-                started = time.perf_counter()
-                try:
-                    response = await client.request(method, path, headers=headers, content=content)
-                    status = response.status_code
-                except httpx.HTTPError as exc:
-                    status = 0
-                    errors[type(exc).__name__] += 1
-                if record:
-                    latencies.append(time.perf_counter() - started)
-                    statuses[status] += 1
-
-        until = time.perf_counter() + WARMUP_SECONDS
-        await asyncio.gather(*(client_loop(until, False) for _ in range(CONCURRENCY)))
-        print("measuring", flush=True)
-        cpu0, started = time.process_time(), time.perf_counter()
-        await asyncio.gather(*(client_loop(started + seconds, True) for _ in range(CONCURRENCY)))
-        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu0
-    latencies.sort()
-    return {
-        "requests": len(latencies),
-        "sent": next(counter),
-        "elapsed": elapsed,
-        "rps": len(latencies) / elapsed,
-        "p50": percentile(latencies, 0.50) * 1000,
-        "p99": percentile(latencies, 0.99) * 1000,
-        "non200": sum(n for status, n in statuses.items() if status != 200),
-        "statuses": {str(k): v for k, v in sorted(statuses.items())},
-        "errors": dict(errors),
-        "client_cpu": cpu / elapsed,
-    }
-
-
-# ---------- orchestration ----------
 
 
 def free_port() -> int:
@@ -236,28 +181,18 @@ class Server:
 
 
 def run_load(server: Server, method: str, seconds: float, list_keys: int = 0) -> dict:
-    """One load run from a separate process; adds the server's CPU time per request."""
-    process = subprocess.Popen(
-        [sys.executable, __file__, "--role", "load", "--url", server.url, "--method", method,
-         "--seconds", str(seconds), "--list-keys", str(list_keys)],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if line.strip() != "measuring":
-            raise RuntimeError(f"load generator failed before measuring: {line!r}")
-        cpu0 = cpu_seconds(server.process.pid)
-        result = json.loads(process.stdout.readline())
-        cpu1 = cpu_seconds(server.process.pid)
-        process.wait(30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    if cpu0 is not None and cpu1 is not None and result["requests"]:
-        result["server_cpu_ms"] = (cpu1 - cpu0) * 1000 / result["requests"]
-        result["server_cpu"] = (cpu1 - cpu0) / result["elapsed"]
+    """A warm-up, then one measured wrk run; creates continue with the keys after the warm-up's,
+    so no project passes its quota of queued tasks."""
+    server_cpu = lambda: cpu_seconds(server.process.pid)  # noqa: E731
+    if method == "POST":
+        shape = {"method": "POST", "path": TASKS, "body": json.dumps(CREATE_BODY), "keys": LOAD_KEYS,
+                 "per_key": PER_KEY}
+    else:
+        shape = {"method": "GET", "path": f"{TASKS}?page_size=20", "keys": max(1, list_keys), "per_key": 1}
+    warm = wrk_load.run(server.url, seconds=WARMUP_SECONDS, **shape)
+    first_key = warm["requests"] // shape["per_key"] + 1 if method == "POST" else 0
+    result = wrk_load.run(server.url, seconds=seconds, first_key=first_key, server_cpu=server_cpu, **shape)
+    result["sent"] = warm["requests"] + result["requests"]
     return result
 
 
@@ -271,8 +206,8 @@ def load_row(name: str, r: dict) -> str:
     cpu = f"{r['server_cpu']:.0%}" if "server_cpu" in r else "n/a"
     row = (f"{name:<9}{r['requests']:>9}{r['non200']:>9}{r['rps']:>9.0f}{r['p50']:>9.2f}{r['p99']:>9.2f}"
            f"{cpu_ms:>16}{cpu:>9}{r['client_cpu']:>12.0%}")
-    if r["non200"]:
-        row += f"   statuses {r['statuses']} {r['errors'] or ''}"
+    if r["non200"] or r["errors"]:
+        row += f"   socket errors {r['errors'] or 0}"
     return row
 
 
@@ -316,8 +251,8 @@ def load_sections(seconds: float, workdir: Path) -> None:
         print(load_row("bare", bare_post))
         compare(created, bare_post, 0.5)
         print()
-        # Projects filled to PER_KEY tasks by the create run (warm-up included).
-        full = max(1, min(LOAD_KEYS, created["sent"] // PER_KEY))
+        # Projects filled to PER_KEY tasks by the create run (one key partly filled between warm-up and run).
+        full = max(1, min(LOAD_KEYS, created["sent"] // PER_KEY - 1))
         print(f"3. list: GET {TASKS}?page_size=20, {CONCURRENCY} clients, {seconds:g} s each; "
               f"service: {full} projects of {PER_KEY} tasks ({load_average()})")
         print(load_header())
@@ -615,13 +550,10 @@ def main() -> None:
     parser.add_argument("--skip-load", action="store_true", help="only section 4")
     parser.add_argument("--skip-stored", action="store_true", help="only sections 1 to 3")
     # Child-process roles: the servers and the load generator.
-    parser.add_argument("--role", choices=("serve-service", "serve-bare", "load"), help=argparse.SUPPRESS)
+    parser.add_argument("--role", choices=("serve-service", "serve-bare"), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--keys", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--url", help=argparse.SUPPRESS)
-    parser.add_argument("--method", help=argparse.SUPPRESS)
-    parser.add_argument("--list-keys", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.role == "serve-service":
@@ -629,9 +561,6 @@ def main() -> None:
         return
     if args.role == "serve-bare":
         serve_bare(args.port)
-        return
-    if args.role == "load":
-        print(json.dumps(asyncio.run(drive(args.url, args.method, args.seconds, args.list_keys))), flush=True)
         return
 
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, loopback only")

@@ -1,0 +1,107 @@
+"""Text commands at the end of a prompt: parsed, applied to the request, refused when bad."""
+
+from __future__ import annotations
+
+import pytest
+
+from dailies.spec.models import CreateTaskRequest
+from dailies.spec.text_commands import COMMAND_NAMES, apply_text_commands, parse_text, prompt_of
+
+# (written name, value as written, field, parsed value): every name, long and short.
+EVERY_COMMAND = [
+    ("resolution", "720p", "resolution", "720p"),
+    ("rs", "480p", "resolution", "480p"),
+    ("ratio", "16:9", "ratio", "16:9"),
+    ("rt", "9:16", "ratio", "9:16"),
+    ("duration", "5", "duration", 5),
+    ("dur", "4", "duration", 4),
+    ("seed", "11", "seed", 11),
+    ("camerafixed", "true", "camera_fixed", True),
+    ("cf", "false", "camera_fixed", False),
+    ("watermark", "true", "watermark", True),
+    ("wm", "false", "watermark", False),
+    ("frames", "121", "frames", 121),
+]
+
+
+def request(text: str, **fields) -> CreateTaskRequest:
+    return CreateTaskRequest.model_validate({"model": "doubao-seedance-1-0-pro-250528",
+                                             "content": [{"type": "text", "text": text}], **fields})
+
+
+def test_every_name_is_covered():
+    written = {name for name, *_ in EVERY_COMMAND} | {"fps", "framepersecond", "framespersecond"}
+    assert written == set(COMMAND_NAMES)
+
+
+@pytest.mark.parametrize(("name", "raw", "field", "value"), EVERY_COMMAND)
+def test_each_command_sets_its_field_and_leaves_the_prompt(name, raw, field, value):
+    applied = apply_text_commands(request(f"a fox in snow --{name} {raw}"))
+    assert applied.problems == []
+    assert getattr(applied.request, field) == value
+    assert applied.fields_from_text == {field: "content[0].text"}
+    assert prompt_of(applied.request.content[0].text) == "a fox in snow"
+
+
+def test_the_comfyui_prompt_is_read_whole():
+    text = ("A red fox trots through snow --resolution 720p --ratio 16:9 --duration 5 --seed 0 "
+            "--camerafixed false --watermark false")
+    applied = apply_text_commands(request(text))
+    r = applied.request
+    assert applied.problems == []
+    assert (r.resolution, r.ratio, r.duration, r.seed, r.camera_fixed, r.watermark) == ("720p", "16:9", 5, 0, False,
+                                                                                        False)
+    assert prompt_of(text) == "A red fox trots through snow"
+
+
+def test_short_forms_with_double_spaces_and_fps():
+    parsed = parse_text("harbour at dawn --rs 480p  --rt 9:16 --dur 4 --fps 24 --framepersecond 24")
+    assert parsed.prompt == "harbour at dawn"
+    assert [c.field for c in parsed.commands] == ["resolution", "ratio", "duration", "framespersecond",
+                                                  "framespersecond"]
+    assert apply_text_commands(request(parsed.prompt + " --fps 24")).problems == []
+
+
+def test_dashes_inside_a_prompt_are_words():
+    parsed = parse_text("a sign reading --stop here-- and -- a cat --no-music please --dur 5")
+    # `--dur 5` is a command; `please` after an unknown `--no-music` ends the commands.
+    assert parsed.prompt == "a sign reading --stop here-- and -- a cat --no-music please"
+    assert [c.field for c in parsed.commands] == ["duration"]
+    assert parse_text("no commands at all").commands == ()
+    assert parse_text("ends with a dangling --rs").commands == ()
+
+
+def test_only_commands_leave_an_empty_prompt():
+    parsed = parse_text("--rs 720p --dur 5")
+    assert parsed.prompt == "" and len(parsed.commands) == 2
+
+
+@pytest.mark.parametrize("text", [
+    "x --rs 2k", "x --resolution 720P", "x --rt 2:1", "x --dur five", "x --dur 5.5", "x --seed abc",
+    "x --cf yes", "x --wm 1", "x --fps 30", "x --frames many", "x --seed 99999999999999999999",
+])
+def test_bad_values_are_problems_of_the_text(text):
+    applied = apply_text_commands(request(text))
+    assert [p.path for p in applied.problems] == ["content[0].text"]
+    assert text.split()[1] in applied.problems[0].message
+
+
+def test_a_parameter_given_both_ways_must_agree():
+    agreeing = apply_text_commands(request("x --dur 5", duration=5))
+    assert agreeing.problems == [] and agreeing.request.duration == 5
+    clash = apply_text_commands(request("x --dur 5", duration=10))
+    [problem] = clash.problems
+    assert problem.path == "content[0].text"
+    assert "--dur 5" in problem.message and "duration: 10" in problem.message
+    assert clash.request.duration == 10  # the body's value is left alone
+
+
+def test_a_parameter_repeated_in_the_text_must_agree():
+    assert apply_text_commands(request("x --dur 5 --duration 5")).problems == []
+    [problem] = apply_text_commands(request("x --dur 5 --duration 6")).problems
+    assert problem.path == "content[0].text" and "repeats duration" in problem.message
+
+
+def test_booleans_clash_with_the_body_in_lowercase_words():
+    [problem] = apply_text_commands(request("x --wm true", watermark=False)).problems
+    assert "watermark: false" in problem.message

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dailies.spec.catalog import MODELS, find_model, model_ids
+from dailies.spec.catalog import MODELS, Region, find_model, model_ids, region_of, region_of_host
 from dailies.spec.problems import INVALID, MISSING
 from dailies.spec.rules import FIELDS_TAKEN_FROM_DRAFT, check_request
 from dailies.spec.validation import check_create_body
@@ -251,9 +251,30 @@ def test_every_field_taken_from_the_draft_is_refused_at_once() -> None:
 # ---------- model ids ----------
 
 
-def test_catalog_holds_the_four_models_of_the_design() -> None:
-    assert model_ids() == [V20, V20_FAST, V15, V10]
-    assert [m.generation.value for m in MODELS] == ["2.0", "2.0", "1.5 Pro", "1.0 Pro"]
+def test_catalog_holds_the_five_models_of_the_design_in_both_regions() -> None:
+    assert model_ids(Region.VOLCENGINE) == [V20, V20_FAST, V15, V10, "doubao-seedance-1-0-pro-fast-251015"]
+    assert model_ids(Region.BYTEPLUS) == ["dreamina-seedance-2-0-260128", "dreamina-seedance-2-0-fast-260128",
+                                          "seedance-1-5-pro-251215", "seedance-1-0-pro-250528",
+                                          "seedance-1-0-pro-fast-251015"]
+    assert model_ids() == model_ids(Region.VOLCENGINE) + model_ids(Region.BYTEPLUS)
+    assert [m.generation.value for m in MODELS] == ["2.0", "2.0", "1.5 Pro", "1.0 Pro", "1.0 Pro"]
+    for model in MODELS:
+        assert find_model(model.id) is find_model(model.byteplus_id) is model
+        assert region_of(model.byteplus_id) is Region.BYTEPLUS and region_of(model.id) is Region.VOLCENGINE
+
+
+@pytest.mark.parametrize(("url", "region"), [
+    ("https://ark.cn-beijing.volces.com/api/v3", Region.VOLCENGINE),
+    ("https://ark.cn-shanghai.volces.com/api/v3/", Region.VOLCENGINE),
+    ("https://ark.ap-southeast.bytepluses.com/api/v3", Region.BYTEPLUS),
+    ("https://ARK.AP-SOUTHEAST.BYTEPLUSES.COM/api/v3", Region.BYTEPLUS),
+    ("http://127.0.0.1:8000/api/v3", None),
+    ("https://gateway.example.com/api/v3", None),
+    ("https://volces.com.evil.example/api/v3", None),
+    ("https://notvolces.com/api/v3", None),
+])
+def test_the_region_of_a_host(url, region) -> None:
+    assert region_of_host(url) is region
 
 
 def test_unknown_model_is_a_problem_of_model() -> None:

@@ -22,6 +22,7 @@ from dailies.spec.pixels import (
     resolve_ratio,
 )
 from dailies.spec.rules import effective_role
+from dailies.spec.text_commands import prompt_of
 
 from .inputs import content_path, item_url
 
@@ -83,8 +84,11 @@ def plan_content(request: CreateTaskRequest) -> ContentPlan:
     media: list[MediaInput] = []
     for index, item in enumerate(request.content):
         if item.type == "text":
-            if item.text and item.text.strip():
-                prompt_parts.append(item.text.strip())
+            # Text commands (`--rs 720p ...`) are parameters the request's fields already
+            # carry, not words to draw.
+            words = prompt_of(item.text or "").strip()
+            if words:
+                prompt_parts.append(words)
         elif item.type == "draft_task":
             raise ValueError("draft_task content must be replaced by the draft's content before rendering")
         else:

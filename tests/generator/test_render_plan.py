@@ -31,6 +31,12 @@ def test_text_only() -> None:
     assert plan.mode is Mode.TEXT and plan.prompt == "a red kite over the dunes"
 
 
+def test_text_commands_are_not_words_of_the_prompt() -> None:
+    text = {"type": "text", "text": "a red kite over the dunes --rs 480p --rt 9:16 --dur 4 --wm true"}
+    plan = plan_content(request(content=[text]))
+    assert plan.prompt == "a red kite over the dunes"
+
+
 def test_lone_image_without_role_is_the_first_frame() -> None:
     plan = plan_content(request(content=[TEXT, image("asset://a")]))
     assert plan.mode is Mode.FIRST_FRAME

@@ -23,7 +23,11 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+# The classification of addresses is a rule of the contract, shared with the checks at create
+# that need no DNS (`dailies.spec.urls`); this module adds the resolving.
+from .spec.urls import IPAddress, blocked_reason, canonical_host, host_reason, literal_address
+
+__all__ = ["BlockedAddress", "HostLookupError", "NetguardError", "blocked_reason", "check_public_host", "resolve"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -38,34 +42,6 @@ class BlockedAddress(NetguardError):
 
 class HostLookupError(NetguardError):
     """The URL has no host, or its host name does not resolve."""
-
-
-def blocked_reason(address: IPAddress, allow_loopback: bool, allow_private: bool = False) -> str | None:
-    """Why `address` may not be reached, or None when it may.
-
-    Link-local stays blocked even with `allow_private`: it holds cloud metadata endpoints
-    (169.254.169.254), the classic target of request forgery.
-    """
-    # An IPv6 address that embeds an IPv4 one (::ffff:10.0.0.1) is judged by the IPv4 address.
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    # Order matters: 127.0.0.1 and 169.254.x.x also count as "private" for the ipaddress module.
-    if address.is_unspecified:
-        return "unspecified"
-    if address.is_loopback:
-        return None if allow_loopback else "loopback"
-    if address.is_link_local:
-        return "link-local"
-    if address.is_multicast:
-        return "multicast"
-    if address.is_reserved:
-        return "reserved"
-    if address.is_private:
-        return None if allow_private else "private"
-    if not address.is_global:
-        # Shared address space (100.64.0.0/10) and other ranges that are neither private nor public.
-        return None if allow_private else "not globally routable"
-    return None
 
 
 def resolve(host: str, port: int | None = None) -> list[IPAddress]:
@@ -90,14 +66,24 @@ def check_public_host(url: str, allow_loopback: bool, allow_private: bool = Fals
     link-local, multicast, reserved and unspecified addresses never pass. Raises
     `HostLookupError` when the URL has no host or the host does not resolve.
     """
-    parts = urlsplit(url)
-    host = parts.hostname
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:  # an unclosed IPv6 bracket
+        raise HostLookupError(f"URL cannot be parsed: {exc}") from exc
     if not host:
         raise HostLookupError(f"URL has no host: {url!r}")
     try:
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
     except ValueError as exc:
         raise HostLookupError(f"URL has an invalid port: {url!r}") from exc
+    # Names that always mean a refused place (localhost, *.internal) are refused before any DNS.
+    canonical = canonical_host(url)
+    named = host_reason(canonical, allow_loopback, allow_private) if canonical else None
+    if named is not None:
+        kind = "name" if literal_address(canonical) is None else "address"
+        article = "an" if named[0] in "aeiou" else "a"
+        raise BlockedAddress(f"host {host!r} is {article} {named} {kind}, which is not allowed")
     for address in resolve(host, port):
         reason = blocked_reason(address, allow_loopback=allow_loopback, allow_private=allow_private)
         if reason is not None:

@@ -37,11 +37,19 @@ class ApiError(Exception):
 
     def body(self, request_id: str) -> dict:
         return {"error": {
-            "message": f"{self.message} Request ID: {request_id}",
+            "message": f"{_writable(self.message)} Request ID: {request_id}",
             "type": self.type,
-            "param": self.param,
+            "param": _writable(self.param),
             "code": self.code,
         }}
+
+
+def _writable(text: str) -> str:
+    """The text with anything UTF-8 cannot encode (a lone surrogate echoed from a request)
+    escaped, so an error about hostile input can always be written."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def from_problems(problems: list[Problem]) -> ApiError:
@@ -53,8 +61,14 @@ def from_problems(problems: list[Problem]) -> ApiError:
     return ApiError(400, first.code, message, first.path)
 
 
+def shown(value: str, limit: int = 80) -> str:
+    """A value from a request as an error message quotes it: at most `limit` characters, so a
+    100 KB id or model name is not sent (and logged) back whole."""
+    return value if len(value) <= limit else f"{value[:limit]}… ({len(value):,} characters)"
+
+
 def task_not_found(task_id: str) -> ApiError:
-    return ApiError(404, "NotFound.Task", f"The task {task_id} was not found.", "id")
+    return ApiError(404, "NotFound.Task", f"The task {shown(task_id)} was not found.", "id")
 
 
 def unauthorized(why: str) -> ApiError:

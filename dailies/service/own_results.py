@@ -1,54 +1,53 @@
-"""Inputs that are this service's own result URLs are read from disk, not downloaded.
+"""Inputs that are this service's own result URLs are read from storage, not downloaded.
 
 Chaining shots (a previous task's video or last frame as the next task's input) hands the
-service one of its own signed URLs. Fetching it over HTTP would need loopback downloads, which
-the SSRF guard rightly refuses by default; reading the file directly needs no network, and the
-URL's signature and expiry are checked just as the file route checks them.
+service one of its own result URLs: signed by the service (local files) or presigned for its
+bucket (S3). Fetching it over HTTP would need loopback or private-network downloads, which the
+SSRF guard rightly refuses by default; reading the stored file needs no network, and the URL's
+signature and expiry are checked just as whoever serves it would check them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 from ..generator.inputs import InputError, InputResolver
-from .files import ResultFiles
-from .signing import UrlSigner
+from .storage import ResultStorage, StoredResult
+
+
+def is_own_result_url(url: str, storage: ResultStorage) -> bool:
+    """Whether the URL is one of our result URLs (expired or not): it is read from storage, never
+    downloaded, so where its host points does not matter."""
+    return storage.recognise(url) is not None
 
 
 class ServiceInputResolver(InputResolver):
-    def __init__(self, *args, signer: UrlSigner, files: ResultFiles, clock: Callable[[], float], **kwargs) -> None:
+    def __init__(self, *args, storage: ResultStorage, clock: Callable[[], float], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._signer = signer
-        self._files = files
+        self._storage = storage
         self._clock = clock
 
-    def own_file(self, url: str, where: str) -> Path | None:
-        """The local file behind one of our signed result URLs; None for any other URL."""
-        parts = urlsplit(url)
-        segments = parts.path.split("/")
-        if parts.scheme not in ("http", "https") or len(segments) != 4 or segments[1] != "files":
+    def own_result(self, url: str, where: str) -> StoredResult | None:
+        """The stored file behind one of our result URLs; None for any other URL (a tampered one
+        included: it is treated as any other URL)."""
+        found = self._storage.recognise(url)
+        if found is None:
             return None
-        query = parse_qs(parts.query)
-        try:
-            expires = int(query["expires"][0])
-            signature = query["signature"][0]
-        except (KeyError, ValueError, IndexError):
-            return None
-        if not self._signer.verify(parts.path, expires, signature):
-            return None  # not ours (or tampered): treat it as any other URL
-        if self._clock() >= expires:
+        if self._clock() >= found.valid_until:
             raise InputError(f"{where}: resource download failed (the result URL has expired)")
-        path = self._files.path(segments[2], segments[3])
-        if path is None:
+        if not self._storage.exists(found.task_id, found.name):
             raise InputError(f"{where}: resource download failed (the result no longer exists)")
-        return path
+        return found
 
     def fetch(self, url: str, where: str, scratch_dir: Path, max_bytes: int | None = None) -> Path:
-        own = self.own_file(url, where)
-        return own if own is not None else super().fetch(url, where, scratch_dir, max_bytes)
+        own = self.own_result(url, where)
+        if own is None:
+            return super().fetch(url, where, scratch_dir, max_bytes)
+        return self._storage.local_path(own.task_id, own.name, scratch_dir)
 
     def read_bytes(self, url: str, where: str, max_bytes: int | None = None) -> bytes:
-        own = self.own_file(url, where)
-        return own.read_bytes() if own is not None else super().read_bytes(url, where, max_bytes)
+        own = self.own_result(url, where)
+        if own is None:
+            return super().read_bytes(url, where, max_bytes)
+        return self._storage.read_bytes(own.task_id, own.name)

@@ -9,6 +9,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from ..spec import limits as L
 from ..spec.models import ListTasksQuery
 from ..spec.validation import problems_from_validation_error
 from .api_errors import ApiError, from_problems, task_not_found, unauthorized
@@ -53,6 +54,7 @@ def healthz() -> dict:
 @router.post(TASKS, tags=["tasks"], summary="Create a video generation task")
 async def create_task(request: Request, project: Project,
                       idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None):
+    _check_idempotency_key(idempotency_key)
     body = await read_json_body(request)
     svc = services(request).tasks
     row = await run_in_threadpool(svc.create, project, body, idempotency_key)
@@ -60,6 +62,16 @@ async def create_task(request: Request, project: Project,
     if row.safety_identifier is not None:
         response["safety_identifier"] = row.safety_identifier
     return response
+
+
+def _check_idempotency_key(value: str | None) -> None:
+    """A key is stored with the task for 24 hours: printable ASCII of a bounded length."""
+    if value is None:
+        return
+    if not 0 < len(value) <= L.IDEMPOTENCY_KEY_MAX_CHARS or not (value.isascii() and value.isprintable()):
+        raise ApiError(400, "InvalidParameter", "The Idempotency-Key header must be 1 to "
+                       f"{L.IDEMPOTENCY_KEY_MAX_CHARS} printable ASCII characters (a UUID, for instance).",
+                       "Idempotency-Key")
 
 
 def _list_query(request: Request) -> ListTasksQuery:

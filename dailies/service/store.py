@@ -4,6 +4,13 @@ Each transition is one `UPDATE ... WHERE id = ? AND status IN (...) RETURNING *`
 checked, so two actors can never both win (a cancel never races a success; two workers never
 claim one task). Status-change hooks run inside the same transaction, so the callback event of a
 change is stored if and only if the change is.
+
+The same Core statements run on SQLite and PostgreSQL except where the engines differ
+(`_Dialect`): upserts, the claim (one `UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED)`
+on PostgreSQL, where claimers run concurrently; SQLite's write lock already serializes them), and
+the create path's project lock (SQLite's `BEGIN IMMEDIATE` serializes creates; PostgreSQL takes a
+transaction-scoped advisory lock per project, so that two creates cannot both pass the quota or
+both miss an idempotency key).
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import logging
 import secrets
 import string
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import (
@@ -26,32 +34,38 @@ from sqlalchemy import (
     func,
     insert,
     select,
+    text,
+    tuple_,
     update,
 )
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.operators import custom_op
 
 from ..spec import limits as L
 from ..spec.models import ListTasksQuery
-from .db import idempotency, tasks, writer
+from .db import idempotency, is_postgres, tasks, writer
 
 log = logging.getLogger("dailies.tasks")
 
 ChangeHook = Callable[[Connection, Row], None]
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
+# The error code of a task failed after `limits.TASK_ATTEMPTS_MAX` lost runs.
+ATTEMPTS_EXHAUSTED = "TaskAttemptsExhausted"
 
 # The statements of the create path, built once: building and cache-keying a Core statement
 # costs more CPU than SQLite takes to run it.
 _BY_ID = select(tasks).where(tasks.c.id == bindparam("id"))
 _COUNT_QUEUED = select(func.count()).select_from(tasks).where(
     tasks.c.project == bindparam("project"), tasks.c.status == "queued")
-# No row back means the id was taken (an id drawn twice in one second); no savepoint needed.
-_INSERT_TASK = sqlite_insert(tasks).on_conflict_do_nothing(index_elements=[tasks.c.id]).returning(*tasks.c)
 _IDEMPOTENCY_SEEN = select(idempotency).where(
     idempotency.c.project == bindparam("project"), idempotency.c.key == bindparam("key"),
     idempotency.c.created_at > bindparam("since"))
-_SAVE_IDEMPOTENCY_KEY = insert(idempotency).prefix_with("OR REPLACE")
+# pg_advisory_xact_lock(namespace, hashtext(project)): the two-key form, so these locks never meet
+# the schema lock of db.py (one 64-bit key).
+_PROJECT_LOCK_NAMESPACE = 0x6461696C  # "dail"
+_LOCK_PROJECT = text("SELECT pg_advisory_xact_lock(:namespace, hashtext(:project))")
 
 
 def _as_is(column: ColumnElement) -> ColumnElement:
@@ -68,6 +82,38 @@ def _without_index(column: ColumnElement) -> ColumnElement:
     return UnaryExpression(column, operator=custom_op("+"))
 
 
+@dataclass(frozen=True)
+class _Dialect:
+    """What differs between SQLite and PostgreSQL in this module."""
+
+    postgres: bool
+    insert_task: object  # no row back means the id was taken (drawn twice in one second)
+    save_idempotency_key: object
+    # How list terms are written when `filter.task_ids` is given (see `_without_index`).
+    task_ids_column: Callable[[ColumnElement], ColumnElement]
+
+    @classmethod
+    def of(cls, engine: Engine) -> _Dialect:
+        if is_postgres(engine):
+            excluded = pg_insert(idempotency).excluded
+            return cls(
+                postgres=True,
+                insert_task=pg_insert(tasks).on_conflict_do_nothing(index_elements=[tasks.c.id]).returning(*tasks.c),
+                save_idempotency_key=pg_insert(idempotency).on_conflict_do_update(
+                    index_elements=[idempotency.c.project, idempotency.c.key],
+                    set_={"body_hash": excluded.body_hash, "task_id": excluded.task_id,
+                          "created_at": excluded.created_at}),
+                # PostgreSQL keeps statistics and plans the id lookup itself (and has no unary + on text).
+                task_ids_column=_as_is,
+            )
+        return cls(
+            postgres=False,
+            insert_task=sqlite_insert(tasks).on_conflict_do_nothing(index_elements=[tasks.c.id]).returning(*tasks.c),
+            save_idempotency_key=insert(idempotency).prefix_with("OR REPLACE"),
+            task_ids_column=_without_index,
+        )
+
+
 def new_task_id(now: float) -> str:
     """`cgt-YYYYMMDDHHMMSS-xxxxx` (DESIGN.md section 3)."""
     stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%d%H%M%S")
@@ -79,6 +125,7 @@ class TaskStore:
         self.engine = engine
         self.write = writer(engine)
         self.on_change = on_change
+        self.dialect = _Dialect.of(engine)
 
     # ---------- reads ----------
 
@@ -97,7 +144,7 @@ class TaskStore:
 
     def list(self, project: str, query: ListTasksQuery, now: int) -> tuple[int, list[Row]]:
         """Tasks created in [now - 7 days, now), newest first, with the query's filters."""
-        column = _without_index if query.task_ids else _as_is
+        column = self.dialect.task_ids_column if query.task_ids else _as_is
         where = [
             column(tasks.c.project) == project,
             column(tasks.c.service_tier) == query.service_tier,
@@ -131,6 +178,8 @@ class TaskStore:
         already has `quota` queued tasks, or ("replay", row) / ("conflict", row) when the
         idempotency key was used before with the same / another body."""
         with self.write.begin() as conn:
+            if self.dialect.postgres:
+                conn.execute(_LOCK_PROJECT, {"namespace": _PROJECT_LOCK_NAMESPACE, "project": values["project"]})
             if idempotency_key is not None:
                 seen = conn.execute(_IDEMPOTENCY_SEEN, {
                     "project": values["project"], "key": idempotency_key,
@@ -142,14 +191,14 @@ class TaskStore:
             if quota is not None and self.count_queued(conn, values["project"]) >= quota:
                 return "quota", None
             for _ in range(5):
-                row = conn.execute(_INSERT_TASK, values).first()
+                row = conn.execute(self.dialect.insert_task, values).first()
                 if row is not None:
                     break
                 values = {**values, "id": new_task_id(values["created_at"])}  # an id drawn twice in one second
             else:  # pragma: no cover - five collisions in a row of a 36^5 draw
                 raise RuntimeError("could not allocate a task id")
             if idempotency_key is not None:
-                conn.execute(_SAVE_IDEMPOTENCY_KEY, {
+                conn.execute(self.dialect.save_idempotency_key, {
                     "project": values["project"], "key": idempotency_key, "body_hash": body_hash,
                     "task_id": row.id, "created_at": values["created_at"],
                 })
@@ -170,11 +219,14 @@ class TaskStore:
         )
         row = conn.execute(stmt).first()
         if row is not None and "status" in values:
-            log.info("task %s -> %s%s", task_id, values["status"],
-                     f" ({values['error_code']})" if values.get("error_code") else "")
-            if self.on_change:
-                self.on_change(conn, row)
+            self._changed(conn, row, values)
         return row
+
+    def _changed(self, conn: Connection, row: Row, values: dict) -> None:
+        log.info("task %s -> %s%s", row.id, values["status"],
+                 f" ({values['error_code']})" if values.get("error_code") else "")
+        if self.on_change:
+            self.on_change(conn, row)
 
     def claim_next(self, worker_id: str, now: float) -> Row | None:
         """Take the next queued task: `default` tier before `flex`; within one endpoint larger
@@ -193,25 +245,44 @@ class TaskStore:
                       t.c.created_at, t.c.seq)
             .limit(1)
         )
+        running = {"status": "running", "worker_id": worker_id, "heartbeat_at": now,
+                   "started_at": int(now), "updated_at": int(now), "attempts": tasks.c.attempts + 1}
         with self.write.begin() as conn:
+            if self.dialect.postgres:
+                # Pick and mark in one statement: the picked row is locked as it is read, and rows
+                # other workers are picking at this moment are skipped instead of waited for.
+                picked = pick.with_for_update(skip_locked=True, of=t).scalar_subquery()
+                row = conn.execute(
+                    update(tasks).where(tasks.c.id == picked, tasks.c.status == "queued")
+                    .values(**running).returning(*tasks.c)
+                ).first()
+                if row is not None:
+                    self._changed(conn, row, running)
+                return row
             task_id = conn.execute(pick).scalar()
             if task_id is None:
                 return None
-            return self._transition(conn, task_id, ("queued",), {
-                "status": "running", "worker_id": worker_id, "heartbeat_at": now,
-                "started_at": int(now), "updated_at": int(now), "attempts": tasks.c.attempts + 1,
-            })
+            return self._transition(conn, task_id, ("queued",), running)
 
     def heartbeat(self, task_id: str, worker_id: str, now: float) -> bool:
         """Refresh a running task's heartbeat. False when the task is no longer this worker's
         running task (expired, recovered after a stall, or deleted): the worker must stop."""
+        return task_id in self.heartbeat_many([(task_id, worker_id)], now)
+
+    def heartbeat_many(self, running: Iterable[tuple[str, str]], now: float) -> set[str]:
+        """Refresh the heartbeats of a process's running renders, (task id, worker id) pairs, in
+        one statement. Returns the task ids still running under those workers; the others were
+        expired, recovered after a stall or deleted, and their renders must stop."""
+        pairs = list(running)
+        if not pairs:
+            return set()
         with self.write.begin() as conn:
-            result = conn.execute(
+            return set(conn.execute(
                 update(tasks)
-                .where(tasks.c.id == task_id, tasks.c.status == "running", tasks.c.worker_id == worker_id)
+                .where(tasks.c.status == "running", tuple_(tasks.c.id, tasks.c.worker_id).in_(pairs))
                 .values(heartbeat_at=now)
-            )
-            return result.rowcount == 1
+                .returning(tasks.c.id)
+            ).scalars())
 
     def succeed(self, task_id: str, worker_id: str, now: float, result: str,
                 video_file: str, last_frame_file: str | None) -> Row | None:
@@ -268,8 +339,10 @@ class TaskStore:
                 expired.append(row)
         return expired
 
-    def requeue_stale(self, now: float, stale_after: float) -> list[Row]:
-        """Running tasks whose worker stopped beating (killed, crashed) go back to the queue.
+    def requeue_stale(self, now: float, stale_after: float, max_attempts: int = L.TASK_ATTEMPTS_MAX) -> list[Row]:
+        """Running tasks whose worker stopped beating (killed, crashed) go back to the queue, or
+        fail with `TaskAttemptsExhausted` once `max_attempts` runs were lost, so a task that kills
+        its worker is not run again and again until its deadline. Returns the rows changed.
         The dead worker's result can never land: finishing requires its worker id."""
         limit = now - stale_after
         with self.engine.connect() as conn:
@@ -281,11 +354,27 @@ class TaskStore:
             with self.write.begin() as conn:
                 row = self._transition(conn, task_id, ("running",), {
                     "status": "queued", "worker_id": None, "heartbeat_at": None, "updated_at": int(now),
-                }, tasks.c.heartbeat_at < limit)
+                }, tasks.c.heartbeat_at < limit, tasks.c.attempts < max_attempts)
+                if row is None:
+                    row = self._transition(conn, task_id, ("running",), {
+                        "status": "failed", "updated_at": int(now), "finished_at": int(now),
+                        "error_code": ATTEMPTS_EXHAUSTED,
+                        "error_message": f"The render was lost {max_attempts} times (its worker stopped while "
+                                         "rendering it); the task is not run again.",
+                    }, tasks.c.heartbeat_at < limit, tasks.c.attempts >= max_attempts)
             if row is not None:
-                log.warning("task %s recovered from a worker that stopped beating", task_id)
+                log.warning("task %s recovered from a worker that stopped beating -> %s", task_id, row.status)
                 recovered.append(row)
         return recovered
+
+    def release(self, task_id: str, worker_id: str, now: float) -> Row | None:
+        """running -> queued for a render its own worker gave up on a clean stop: not a lost
+        run, so the attempt is given back."""
+        with self.write.begin() as conn:
+            return self._transition(conn, task_id, ("running",), {
+                "status": "queued", "worker_id": None, "heartbeat_at": None, "updated_at": int(now),
+                "attempts": tasks.c.attempts - 1,
+            }, tasks.c.worker_id == worker_id)
 
     def purge(self, now: float) -> list[Row]:
         """Delete records created more than 7 days ago; returns them so files can go too."""

@@ -15,9 +15,11 @@ from ..spec.catalog import Model, find_model
 from ..spec.media import check_inline_material
 from ..spec.models import CreateTaskRequest, ListTasksQuery, effective
 from ..spec.problems import Problem
+from ..spec.urls import check_media_hosts
 from ..spec.validation import check_create_body
-from .api_errors import ApiError, from_problems, task_not_found
+from .api_errors import ApiError, from_problems, shown, task_not_found
 from .files import ResultFiles
+from .own_results import is_own_result_url
 from .records import build_record
 from .settings import Settings
 from .signing import UrlSigner
@@ -49,13 +51,13 @@ class TaskService:
     # ---------- create ----------
 
     def resolve_model(self, project: str, name: object) -> ResolvedModel | None:
-        if not isinstance(name, str):
-            return None  # the model check reports the type
+        if not isinstance(name, str) or not name:
+            return None  # the model check reports the type, or that it is empty
         model_id = self.settings.endpoints.get(name, name)
         model = find_model(model_id)
         if model is None:
             raise ApiError(404, "InvalidEndpointOrModel.NotFound",
-                           f"The model or endpoint {name} does not exist or you do not have access to it.",
+                           f"The model or endpoint {shown(name)} does not exist or you do not have access to it.",
                            "model")
         allowed = self.project_models.get(project)
         if allowed is not None and model.id not in allowed:
@@ -72,6 +74,7 @@ class TaskService:
         inline = check_inline_material(request.content)
         if inline:
             raise from_problems(inline)
+        self._check_media_hosts(request)
         self._check_callback_url(request)
         draft_row = self._draft_of(project, request, resolved)
         to_render = self._final_from_draft(request, draft_row) if draft_row is not None else request
@@ -115,14 +118,26 @@ class TaskService:
         assert row is not None
         return row
 
+    def _check_media_hosts(self, request: CreateTaskRequest) -> None:
+        """Media URLs whose host is, by its text, a place the service must not fetch from. Names
+        are not resolved here (the fetch does, and refuses private addresses then); our own
+        signed result URLs pass whatever their host, since they are read from disk."""
+        problems = check_media_hosts(request.content, allow_loopback=self.settings.allow_loopback_inputs,
+                                     trusted=self._is_own_result)
+        if problems:
+            raise from_problems(problems)
+
+    def _is_own_result(self, url: str) -> bool:
+        return is_own_result_url(url, self.signer)
+
     def _check_callback_url(self, request: CreateTaskRequest) -> None:
+        """Where the callback URL resolves to; its scheme and shape were checked with the other
+        rules of the contract (`dailies.spec.urls`)."""
         if request.callback_url is None:
             return
         from ..netguard import BlockedAddress, check_public_host
 
         url = request.callback_url
-        if not url.startswith(("http://", "https://")):
-            raise ApiError(400, "InvalidParameter", "callback_url must be an http or https URL.", "callback_url")
         try:
             check_public_host(url, allow_loopback=self.settings.allow_loopback_callbacks,
                               allow_private=self.settings.allow_private_callbacks)
@@ -140,7 +155,8 @@ class TaskService:
         row = self.store.get(project, item.draft_task.id)
         if row is None:
             # 404 as for any task id: a draft of another project answers exactly as a missing one.
-            raise ApiError(404, "NotFound.Task", f"{where}: draft task {item.draft_task.id} was not found.", where)
+            raise ApiError(404, "NotFound.Task",
+                           f"{where}: draft task {shown(item.draft_task.id)} was not found.", where)
         if not row.draft:
             raise from_problems([Problem(where, f"task {row.id} is not a draft")])
         if row.status != "succeeded":

@@ -1,11 +1,13 @@
 """Render slots and the housekeeper.
 
 Each slot is a thread that claims the next task (a guarded UPDATE), renders it with the
-generator and records the outcome (guarded by its worker id, so a worker that lost the task
-cannot overwrite anyone). One heartbeat thread refreshes every running task of this process;
-when a refresh finds the task no longer ours (expired, recovered after a stall), the render is
-told to stop. The housekeeper expires overdue tasks, puts back tasks of dead workers and purges
-week-old records and files.
+generator, stores the files (storage.py: a local folder or a bucket) and records the outcome
+(guarded by its worker id, so a worker that lost the task cannot overwrite anyone). An idle slot
+sleeps until a task is queued (wakeups.py). One heartbeat thread refreshes every running task of
+this process in one statement; when a refresh finds a task no longer ours (expired, recovered
+after a stall), its render is told to stop. The housekeeper expires overdue tasks, puts back
+tasks of dead workers (failing a task whose runs were lost `TASK_ATTEMPTS_MAX` times: it is
+probably what kills them) and purges week-old records and files. A slot stopped cleanly puts its task back itself.
 """
 
 from __future__ import annotations
@@ -24,12 +26,11 @@ from sqlalchemy import Row
 from ..generator.inputs import InputError
 from ..generator.protocol import Generator, RenderCancelled, RenderJob
 from ..spec.models import CreateTaskRequest
-from .files import ResultFiles
 from .own_results import ServiceInputResolver
-from .records import LAST_FRAME_NAME, VIDEO_NAME
 from .settings import Settings
-from .signing import UrlSigner
+from .storage import LAST_FRAME_NAME, VIDEO_NAME, ResultStorage
 from .store import TaskStore
+from .wakeups import Wakeups
 
 log = logging.getLogger("dailies.workers")
 
@@ -55,14 +56,15 @@ class _Running:
 
 
 class WorkerPool:
-    def __init__(self, settings: Settings, store: TaskStore, generator: Generator, files: ResultFiles,
-                 signer: UrlSigner) -> None:
+    def __init__(self, settings: Settings, store: TaskStore, generator: Generator, storage: ResultStorage,
+                 wakeups: Wakeups | None = None) -> None:
         self.settings = settings
         self.store = store
         self.generator = generator
-        self.files = files
+        self.storage = storage
+        self.wakeups = wakeups or Wakeups(store.engine, settings)
         self.inputs = ServiceInputResolver(settings.data_dir, allow_loopback=settings.allow_loopback_inputs,
-                                           signer=signer, files=files, clock=settings.clock)
+                                           storage=storage, clock=settings.clock)
         self.stop_event = threading.Event()
         self.running = _Running()
         self.threads: list[threading.Thread] = []
@@ -80,6 +82,7 @@ class WorkerPool:
 
     def stop(self, timeout: float = 10.0) -> None:
         self.stop_event.set()
+        self.wakeups.tasks.notify()  # idle slots need not sit out their poll interval
         for thread in self.threads:
             thread.join(timeout)
         self.threads.clear()
@@ -92,20 +95,22 @@ class WorkerPool:
     # ---------- render slots ----------
 
     def _slot(self, worker_id: str) -> None:
+        wakeup = self.wakeups.tasks
         while not self.stop_event.is_set():
+            seen = wakeup.generation()
             try:
                 row = self.store.claim_next(worker_id, self.settings.clock())
             except Exception:  # a locked or busy database must not kill the slot
                 log.exception("claiming a task failed; retrying")
                 row = None
             if row is None:
-                self.stop_event.wait(self.settings.poll_interval)
+                wakeup.wait(seen, self.wakeups.poll_interval)
                 continue
             self.run_one(row, worker_id)
 
     def run_one(self, row: Row, worker_id: str) -> None:
         lost = self.running.add(row.id, worker_id)
-        scratch = self.files.root / ".work" / f"{row.id}-{worker_id}"
+        scratch = self.settings.scratch_dir / f"{row.id}-{worker_id}"
         try:
             job = RenderJob(task_id=row.id, request=CreateTaskRequest.model_validate_json(row.request),
                             output_dir=scratch, seed=row.seed, draft=bool(row.draft))
@@ -114,21 +119,25 @@ class WorkerPool:
                 job, self.inputs, progress=lambda f: None,
                 is_cancelled=lambda: lost.is_set() or self.stop_event.is_set(),
             )
-            final_dir = self.files.dir_for(row.id)
-            final_dir.mkdir(parents=True, exist_ok=True)
-            os.replace(result.video_path, final_dir / VIDEO_NAME)
+            self.storage.put(row.id, VIDEO_NAME, result.video_path)
             last_frame = None
             if result.last_frame_path is not None:
-                os.replace(result.last_frame_path, final_dir / LAST_FRAME_NAME)
+                self.storage.put(row.id, LAST_FRAME_NAME, result.last_frame_path)
                 last_frame = LAST_FRAME_NAME
             used = asdict(result)
             used.pop("video_path"), used.pop("last_frame_path")
             done = self.store.succeed(row.id, worker_id, self.settings.clock(), json.dumps(used),
                                       VIDEO_NAME, last_frame)
-            if done is None:  # expired or taken back while we rendered: our files are not wanted
-                self.files.remove(row.id)
+            if done is None:
+                self._discard_lost_result(row.id)
         except RenderCancelled:
-            log.info("render of %s stopped (task no longer running here)", row.id)
+            if self.stop_event.is_set() and not lost.is_set():
+                # A clean stop (shutdown): the task goes back to the queue now, and the run does
+                # not count as lost, so restarts never use up a task's attempts.
+                self.store.release(row.id, worker_id, self.settings.clock())
+                log.info("render of %s stopped by shutdown; the task is queued again", row.id)
+            else:
+                log.info("render of %s stopped (task no longer running here)", row.id)
         except InputError as exc:
             self.store.fail(row.id, worker_id, self.settings.clock(), exc.code, exc.message)
         except Exception as exc:
@@ -139,16 +148,29 @@ class WorkerPool:
             self.running.remove(row.id)
             shutil.rmtree(scratch, ignore_errors=True)
 
+    def _discard_lost_result(self, task_id: str) -> None:
+        """Our render finished after the task stopped being ours (expired, or put back after a
+        stall): its files are not wanted, unless another worker has taken the task up since and
+        stored (or is storing) its own under the same names."""
+        current = self.store.get_by_id(task_id)
+        if current is None or current.status not in ("running", "succeeded"):
+            self.storage.delete([task_id])
+
     # ---------- heartbeats ----------
 
     def _heartbeats(self) -> None:
         while not self.stop_event.wait(self.settings.heartbeat_interval):
-            for task_id, worker_id, lost in self.running.snapshot():
-                try:
-                    if not self.store.heartbeat(task_id, worker_id, self.settings.clock()):
-                        lost.set()
-                except Exception:
-                    log.exception("heartbeat of %s failed", task_id)
+            running = self.running.snapshot()
+            if not running:
+                continue
+            try:
+                alive = self.store.heartbeat_many([(t, w) for t, w, _ in running], self.settings.clock())
+            except Exception:
+                log.exception("heartbeats of %d running task(s) failed", len(running))
+                continue
+            for task_id, _, lost in running:
+                if task_id not in alive:
+                    lost.set()
 
     # ---------- housekeeping ----------
 
@@ -157,8 +179,9 @@ class WorkerPool:
         now = self.settings.clock()
         self.store.expire_overdue(now)
         self.store.requeue_stale(now, self.settings.stale_after)
-        for row in self.store.purge(now):
-            self.files.remove(row.id)
+        purged = self.store.purge(now)
+        if purged:
+            self.storage.delete([row.id for row in purged])
 
     def _housekeeper(self) -> None:
         while not self.stop_event.is_set():

@@ -34,6 +34,11 @@ PAGE_NUM_DEFAULT = 1
 PAGE_SIZE_MIN = 1
 PAGE_SIZE_MAX = 500
 PAGE_SIZE_DEFAULT = 20
+# Not in the spec: ids per `filter.task_ids`, and the length of one. A page holds at most 500
+# tasks, so more ids than that cannot be shown at once; and one bound keeps a list request (and
+# its SQL, one bound parameter per id) small whatever the query string holds.
+TASK_IDS_FILTER_MAX = 500
+TASK_ID_MAX_CHARS = 128
 
 # 8 material limits
 IMAGE_MAX_BYTES = 30 * MB  # "smaller than 30 MB": the limit itself is refused
@@ -59,6 +64,24 @@ RECORD_RETENTION_SECONDS = 7 * DAY
 RESULT_URL_VALIDITY_SECONDS = 1 * DAY
 CALLBACK_MAX_RETRIES = 3
 
+# Not in the spec: how hostile a JSON body may be before it is refused unparsed (400 `body`). A
+# task request nests 4 levels deep and holds a few hundred tokens at most; without bounds a
+# 64 MB body of `[[[[...` overflows the parser's stack, and one of `[],[],...` builds millions
+# of objects. Tokens are punctuation (`[]{},:`) and strings.
+JSON_DEPTH_MAX = 64
+JSON_TOKENS_MAX = 10_000
+# No field takes an integer of more than 10 digits; Python refuses to convert one of more than
+# 4,300 (a ValueError that used to surface as a 500), and the conversion is quadratic below that.
+JSON_NUMBER_DIGITS_MAX = 100
+# Not in the spec: the length of a URL other than a data URL (signed download URLs run to 2 KB).
+URL_MAX_CHARS = 8192
+
+# Not in the spec: a task whose render was lost this many times (its worker died or stopped
+# beating while rendering it) fails with `TaskAttemptsExhausted` instead of being run again.
+TASK_ATTEMPTS_MAX = 3
+
 # DESIGN.md section 3: more than this many queued tasks in one project is a 429.
 QUEUED_TASKS_PER_PROJECT_MAX = 120
 IDEMPOTENCY_WINDOW_SECONDS = 1 * DAY
+# Not in the spec: an Idempotency-Key is stored with each create; a UUID is 36 characters.
+IDEMPOTENCY_KEY_MAX_CHARS = 255

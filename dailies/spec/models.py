@@ -201,7 +201,8 @@ class ListTasksQuery(_Closed):
     page_num: int = Field(default=L.PAGE_NUM_DEFAULT, ge=L.PAGE_NUM_MIN, le=L.PAGE_NUM_MAX)
     page_size: int = Field(default=L.PAGE_SIZE_DEFAULT, ge=L.PAGE_SIZE_MIN, le=L.PAGE_SIZE_MAX)
     status: FilterStatus | None = Field(default=None, alias="filter.status")
-    task_ids: list[str] | None = Field(default=None, alias="filter.task_ids")
+    task_ids: list[Annotated[str, Field(max_length=L.TASK_ID_MAX_CHARS)]] | None = Field(
+        default=None, alias="filter.task_ids", max_length=L.TASK_IDS_FILTER_MAX)
     model: str | None = Field(default=None, alias="filter.model")
     service_tier: ServiceTier = Field(default="default", alias="filter.service_tier")
 

@@ -14,6 +14,7 @@ from .catalog import Capabilities, Generation, Model, find_model
 from .models import ContentItem, CreateTaskRequest
 from .pixels import DRAFT_RESOLUTION
 from .problems import INVALID, MISSING, Problem
+from .urls import check_url_shapes
 
 # Which payload field each content type carries, and which roles it may take. When a role is
 # left out, the item takes the type's default role (an image alone is a first frame).
@@ -158,6 +159,12 @@ def check_combination(req: CreateTaskRequest) -> list[Problem]:
     return problems
 
 
+def check_urls(req: CreateTaskRequest) -> list[Problem]:
+    """Media URLs are http(s), a Base64 data URL of their kind or asset://; the callback URL is
+    http(s) (`urls`). Where a host points is judged by the service, which knows its network."""
+    return check_url_shapes(req.content, req.callback_url)
+
+
 def check_model_inputs(req: CreateTaskRequest, model: Model) -> list[Problem]:
     """Input kinds the model's generation takes (audio and video 2.0 only, drafts 1.5 Pro only)."""
     caps = model.capabilities
@@ -260,7 +267,7 @@ def check_request(req: CreateTaskRequest, model: Model | None = None) -> list[Pr
     """Every cross-field problem of a request. `model` is the catalog entry the request's model
     resolves to (the service resolves endpoint ids first); by default the id is looked up in the
     catalog, and an id not in the catalog is a problem of `model`."""
-    problems = check_content_items(req) + check_combination(req)
+    problems = check_content_items(req) + check_urls(req) + check_combination(req)
     model = model or find_model(req.model)
     if model is None:
         problems.append(Problem("model", f"unknown model {req.model!r}", INVALID))

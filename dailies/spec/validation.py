@@ -60,6 +60,8 @@ def _describe(error: dict[str, Any]) -> Problem:
         return Problem(join_path(loc), "must not be empty")
     if kind == "string_too_long":
         return Problem(join_path(loc), f"is longer than {ctx.get('max_length')} characters")
+    if kind == "too_long":
+        return Problem(join_path(loc), f"has {ctx.get('actual_length')} items; at most {ctx.get('max_length')}")
     if kind == "string_pattern_mismatch" and loc[-1] == "safety_identifier":
         return Problem(join_path(loc), "must be ASCII characters only")
     return Problem(join_path(loc), error["msg"])
@@ -86,6 +88,13 @@ def drop_nulls(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value), type(value).__name__)
+
+
 @dataclass
 class Checked:
     """The outcome of checking a body: the request when it parsed, and every problem found."""
@@ -105,7 +114,8 @@ def check_create_body(body: Any, model: Model | None = None) -> Checked:
     endpoint id; by default the model id is looked up in the catalog.
     """
     if not isinstance(body, dict):
-        return Checked(None, [Problem("", "the request body must be a JSON object", INVALID)])
+        return Checked(None, [Problem("body", f"the request body must be a JSON object, not {_json_type(body)}",
+                                      INVALID)])
     try:
         request = CreateTaskRequest.model_validate(drop_nulls(body))
     except ValidationError as exc:

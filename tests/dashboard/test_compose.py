@@ -331,6 +331,33 @@ def test_invalid_combinations_are_shown_and_nothing_is_sent(client, model, steps
     assert task_count(client) == before
 
 
+@pytest.mark.parametrize(("mode", "steps", "beside"), [
+    # A scheme the service would only refuse later, in the render: refused here, beside its slot.
+    ("first_frame", [("radio", "compose.image.first.source", "URL"),
+                     ("text_input", "compose.image.first.url", "javascript:alert(1)")],
+     "url: must be a public http(s) URL, a Base64 data URL of an image"),
+    ("first_frame", [("radio", "compose.image.first.source", "URL"),
+                     ("text_input", "compose.image.first.url", "data:text/html;base64,PHNjcmlwdD4=")],
+     "url: is a data URL of 'text/html'; it must hold an image"),
+    # The callback URL's scheme: the same rule the service applies (dailies.spec.urls).
+    ("text", [("text_input", "compose.callback_url", "ftp://example.com/hook")],
+     "must be an http or https URL; got a URL with the scheme ftp:"),
+])
+def test_urls_the_service_refuses_keep_submit_off(client, mode, steps, beside):
+    at = setup(compose(), model=V20, mode=mode, prompt="a lantern in the rain")
+    before = task_count(client)
+    for kind, key, value in steps:
+        widget = getattr(at, kind)(key=key)
+        widget.input(value) if kind == "text_input" else widget.set_value(value)
+        rerun(at)
+    next_to_fields = [e.value for e in at.error if "problem" not in e.value]
+    assert any(beside in text for text in next_to_fields), next_to_fields
+    assert submit_button(at).disabled
+    with pytest.raises(Exception, match="disabled"):
+        submit_button(at).click()
+    assert task_count(client) == before
+
+
 def test_controls_follow_the_models_capabilities(dashboard_env):
     at = compose()
 
@@ -457,7 +484,8 @@ def test_a_refusal_by_the_service_is_shown_and_the_form_kept(client):
     send(at)
 
     refusal = panel_problems(at)
-    assert "The task was not created: **400 · InvalidParameter** (field `content[0].draft_task.id`)" in refusal
+    # A draft id the service does not find answers as any unknown task id: 404 (isolation, issue 12).
+    assert "The task was not created: **404 · NotFound.Task** (field `content[0].draft_task.id`)" in refusal
     assert "draft task cgt-20250101120000-zzzzz was not found" in refusal
     assert "The form is unchanged" in refusal
     assert not at.page_link

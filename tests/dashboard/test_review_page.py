@@ -46,7 +46,7 @@ def results(service) -> list[str]:
             time.sleep(1.05)  # distinct creation seconds: a fixed newest-first order
         failed = client.tasks.create({"model": V2, "content": [
             {"type": "text", "text": "x"},
-            {"type": "image_url", "image_url": {"url": "http://127.0.0.1:9/x.png"}, "role": "first_frame"}]}).id
+            {"type": "image_url", "image_url": {"url": "http://nowhere.invalid/x.png"}, "role": "first_frame"}]}).id
         for task_id in [*ids, failed]:
             client.wait(task_id, timeout=120, poll_interval=0.1)
     time.sleep(1.05)

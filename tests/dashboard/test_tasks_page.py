@@ -60,7 +60,7 @@ def seeded(live_service) -> Seeded:
         # A loopback image is refused by the local service's input guard: the task fails.
         failed = run({"model": V2, "content": [
             {"type": "text", "text": "broken input"},
-            {"type": "image_url", "image_url": {"url": "http://127.0.0.1:9/missing.png"}, "role": "first_frame"}]})
+            {"type": "image_url", "image_url": {"url": "http://nowhere.invalid/x.png"}, "role": "first_frame"}]})
         via_endpoint = run(small("through an endpoint", model=V2_ENDPOINT))
         flex = run(small("offline kite", model=V15, service_tier="flex"))
     return Seeded(succeeded=[with_frame, older], failed=failed, flex=flex, via_endpoint=via_endpoint,

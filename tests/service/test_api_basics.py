@@ -103,7 +103,8 @@ async def test_every_problem_is_listed(env):
 
 @pytest.mark.parametrize("raw", [b"{", b"[1, 2]", b"", b"\xff\xfe", b'"text"'])
 async def test_unreadable_bodies_are_400(env, raw):
-    response = await env.client.post(TASKS, content=raw, headers={"Authorization": f"Bearer {KEY_A}"})
+    response = await env.client.post(TASKS, content=raw, headers={"Authorization": f"Bearer {KEY_A}",
+                                                                  "Content-Type": "application/json"})
     assert response.status_code == 400
     assert response.json()["error"]["type"] == "BadRequest"
 
@@ -128,7 +129,8 @@ async def test_streamed_oversized_body_is_413(env):
             sent += 1
             yield chunk
 
-    response = await env.client.post(TASKS, content=chunks(), headers={"Authorization": f"Bearer {KEY_A}"})
+    response = await env.client.post(TASKS, content=chunks(), headers={"Authorization": f"Bearer {KEY_A}",
+                                                                       "Content-Type": "application/json"})
     assert_error(response, 413, "RequestEntityTooLarge")
 
 

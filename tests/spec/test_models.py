@@ -272,7 +272,7 @@ def test_content_must_be_an_array() -> None:
 def test_a_body_that_is_not_an_object(given: Any) -> None:
     checked = check_create_body(given)
     assert not checked.ok
-    assert paths(checked.problems) == [""]
+    assert paths(checked.problems) == ["body"]
 
 
 def test_all_type_problems_are_reported_at_once() -> None:

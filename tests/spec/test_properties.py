@@ -26,6 +26,7 @@ urls = st.one_of(
     st.builds("https://cdn.example.com/{}/{}".format, st.integers(0, 10**9), st.sampled_from(["a.png", "b.mp4"])),
     st.builds("asset://asset-{}".format, st.integers(0, 10**9)),
 )
+callback_urls = st.builds("https://hooks.example.com/{}".format, st.integers(0, 10**9))
 task_ids = st.builds("cgt-2025010112{:04d}-{}".format, st.integers(0, 9999), st.sampled_from(["abcde", "0z9y8"]))
 
 
@@ -93,7 +94,7 @@ def valid_bodies(draw: st.DrawFn) -> dict[str, Any]:
     if caps.duration_model_picks:
         durations = st.one_of(durations, st.just(L.DURATION_MODEL_PICKS))
     fields: dict[str, Any] = {
-        "callback_url": maybe(urls),
+        "callback_url": maybe(callback_urls),
         "return_last_frame": maybe(st.booleans()),
         "service_tier": maybe(st.sampled_from(tiers)),
         "execution_expires_after": maybe(st.integers(L.EXECUTION_EXPIRES_MIN, L.EXECUTION_EXPIRES_MAX)),

@@ -178,6 +178,9 @@ def check_model_inputs(req: CreateTaskRequest, model: Model) -> list[Problem]:
         elif it.type == "video_url" and not caps.reference_videos:
             problems.append(Problem(f"content[{i}]",
                                     f"reference videos are for generation 2.0 only, not {name}"))
+        elif role == "last_frame" and not caps.last_frame:
+            problems.append(Problem(f"content[{i}].role",
+                                    f"{name} takes no last frame: text, or text and a first frame"))
         elif role == "reference_image" and not caps.reference_images:
             problems.append(Problem(f"content[{i}].role", f"{name} takes no reference images"))
         elif it.type == "draft_task" and model.generation is not Generation.V1_5_PRO:

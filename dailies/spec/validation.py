@@ -13,6 +13,7 @@ from .catalog import Model
 from .models import SDK_ONLY_FIELDS, ContentItem, CreateTaskRequest
 from .problems import INVALID, MISSING, Problem, join_path
 from .rules import check_request
+from .text_commands import apply_text_commands
 
 # Pydantic's wording is for programmers; these are for the people who read our errors.
 _TYPE_WORDS = {
@@ -120,4 +121,16 @@ def check_create_body(body: Any, model: Model | None = None) -> Checked:
         request = CreateTaskRequest.model_validate(drop_nulls(body))
     except ValidationError as exc:
         return Checked(None, problems_from_validation_error(exc))
-    return Checked(request, check_request(request, model))
+    # Text commands become fields first, so that the same rules judge them as body fields.
+    applied = apply_text_commands(request)
+    problems = applied.problems + [_named_by_text(p, applied.fields_from_text)
+                                   for p in check_request(applied.request, model)]
+    return Checked(applied.request, problems)
+
+
+def _named_by_text(problem: Problem, fields_from_text: dict[str, str]) -> Problem:
+    """A problem with a field that a text command set is a problem of that text."""
+    where = fields_from_text.get(problem.path)
+    if where is None:
+        return problem
+    return Problem(where, f"the text command for {problem.path}: {problem.message}", problem.code)

@@ -15,13 +15,15 @@ from dailies.spec.models import CreateTaskRequest
 from dailies.spec.pixels import RATIOS
 from dailies.spec.problems import INVALID, MISSING
 from dailies.spec.rules import FIELDS_TAKEN_FROM_DRAFT
+from dailies.spec.text_commands import parse_text
 from dailies.spec.validation import check_create_body
 
 from .builders import audio, draft_task, image, text, video
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-prompts = st.text(min_size=1, max_size=40).filter(lambda s: s.strip())
+# Prompts without text commands at their end: those are parameters (tested in test_text_commands.py).
+prompts = st.text(min_size=1, max_size=40).filter(lambda s: s.strip() and not parse_text(s).commands)
 urls = st.one_of(
     st.builds("https://cdn.example.com/{}/{}".format, st.integers(0, 10**9), st.sampled_from(["a.png", "b.mp4"])),
     st.builds("asset://asset-{}".format, st.integers(0, 10**9)),
@@ -40,7 +42,7 @@ def contents(draw: st.DrawFn, model: Model, draft: bool) -> tuple[str, list[dict
     """One of the permitted combinations of spec 2.3 that the model's generation takes (a draft
     takes no last frame, and is not made from another draft)."""
     caps = model.capabilities
-    scenarios = ["text", "first"] + ([] if draft else ["first+last"])
+    scenarios = ["text", "first"] + ([] if draft or not caps.last_frame else ["first+last"])
     if caps.reference_images:
         scenarios.append("references")
     if caps.reference_videos:

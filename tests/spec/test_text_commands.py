@@ -105,3 +105,41 @@ def test_a_parameter_repeated_in_the_text_must_agree():
 def test_booleans_clash_with_the_body_in_lowercase_words():
     [problem] = apply_text_commands(request("x --wm true", watermark=False)).problems
     assert "watermark: false" in problem.message
+
+
+# ---------- through the whole contract: the same rules as body fields ----------
+
+
+def check(text: str, model: str = "doubao-seedance-1-0-pro-250528", **fields):
+    from dailies.spec.validation import check_create_body
+
+    return check_create_body({"model": model, "content": [{"type": "text", "text": text}], **fields})
+
+
+def test_commands_are_judged_by_the_rules_of_the_model():
+    # 4k is for 2.0 only; seed is not for 2.0; frames are 1.0 only: each named by the text.
+    [problem] = check("x --rs 4k").problems
+    assert problem.path == "content[0].text" and "resolution" in problem.message and "4k" in problem.message
+    [problem] = check("x --seed 5", model="doubao-seedance-2-0-260128").problems
+    assert problem.path == "content[0].text" and "seed" in problem.message
+    [problem] = check("x --frames 30").problems
+    assert problem.path == "content[0].text" and "25 + 4n" in problem.message
+    [problem] = check("x --dur 20").problems
+    assert problem.path == "content[0].text" and "duration" in problem.message
+
+
+def test_valid_commands_make_a_valid_request_with_the_fields_set():
+    checked = check("A red fox --rs 480p --rt 1:1 --dur 3 --seed 7 --cf true --wm true --fps 24")
+    assert checked.ok, checked.problems
+    r = checked.request
+    assert (r.resolution, r.ratio, r.duration, r.seed, r.camera_fixed, r.watermark) == ("480p", "1:1", 3, 7, True, True)
+
+
+def test_a_body_field_out_of_range_is_still_named_by_its_field():
+    [problem] = check("x --rs 720p", duration=99).problems
+    assert problem.path == "duration"
+
+
+def test_byteplus_ids_take_text_commands_too():
+    assert check("x --rs 720p --dur 5", model="seedance-1-0-pro-fast-251015").ok
+    assert check("x --rs 720p", model="dreamina-seedance-2-0-260128").ok

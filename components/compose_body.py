@@ -173,10 +173,12 @@ class FormValues:
     vary_by: str = "seed"
     # Facts of the chosen draft task (ratio, duration), for the estimate of a final.
     draft_record: dict[str, Any] | None = None
+    # When `model` is an endpoint id: the catalog model whose rules apply to it.
+    rules_model: str | None = None
 
     @property
     def catalog_model(self) -> Model | None:
-        return find_model(self.model)
+        return find_model(self.model) or (find_model(self.rules_model) if self.rules_model else None)
 
 
 @dataclass(frozen=True)
@@ -330,7 +332,8 @@ def estimate(values: FormValues, count: int = 1) -> Estimate:
         else:
             notes.append(f"adaptive with no image renders {pixels.ADAPTIVE_FALLBACK_RATIO}")
     try:
-        width, height = pixels.dimensions(values.model, resolution, ratio, image_size)
+        sized_as = values.catalog_model.id if values.catalog_model else values.model
+        width, height = pixels.dimensions(sized_as, resolution, ratio, image_size)
     except ValueError as exc:
         return Estimate(None, None, None, None, count, (str(exc),))
     model = values.catalog_model
@@ -397,7 +400,7 @@ def check(values: FormValues) -> Plan:
         # The tasks of a batch share their inputs and differ only in prompt or seed, so the first
         # body is checked whole and the others with their (possibly huge) data URLs stubbed out.
         checked = b.body if i == 0 else _stub_media(b.body)[0]
-        for problem in check_create_body(checked).problems:
+        for problem in check_create_body(checked, values.catalog_model).problems:
             if (problem.path, problem.message) in seen:
                 continue
             seen.add((problem.path, problem.message))

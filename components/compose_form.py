@@ -17,7 +17,7 @@ from typing import Any
 
 import streamlit as st
 
-from components import compose_sources
+from components import catalogs, compose_sources
 from components.compose_body import (
     FRAMES_CHOICES,
     FRAMES_DEFAULT,
@@ -38,10 +38,14 @@ from dailies.client import Client, DailiesError
 from dailies.journal import Journal
 from dailies.spec import limits as L
 from dailies.spec import pixels
-from dailies.spec.catalog import Capabilities, find_model, model_ids
+from dailies.spec.catalog import Capabilities, Model, find_model, model_ids
 from dailies.spec.problems import Problem
 
 MODEL = "compose.model"
+ENDPOINT_ID = "compose.endpoint_id"
+ENDPOINT_RULES = "compose.endpoint_rules"
+# The model choice that means "an endpoint id, typed below".
+BY_ENDPOINT = "__endpoint__"
 MODE = "compose.mode"
 PROMPT = "compose.prompt"
 DRAFT = "compose.draft"
@@ -116,6 +120,7 @@ DEFAULTS: dict[str, Any] = {
     REF_VIDEOS: 0,
     REF_AUDIOS: 0,
     DRAFT_ID: "",
+    ENDPOINT_ID: "",
 }
 
 MODE_HELP = {
@@ -202,11 +207,8 @@ def render(client: Client | None, journal: Journal) -> Form:
     messages = FieldMessages()
 
     st.subheader("Model and mode")
-    ids = model_ids()
-    _keep_within(MODEL, ids, ids[0])
-    model_id = st.selectbox("Model", ids, key=MODEL, format_func=lambda m: model_label(find_model(m)),
-                            persist_state="session")
-    model = find_model(model_id)
+    ids = catalogs.offered_model_ids(client.base_url if client else "", catalogs.current_choice())
+    model_id, model = _model_choice(ids, messages)
     caps = model.capabilities
     st.caption(capability_summary(model))
     messages.add("model")
@@ -216,7 +218,7 @@ def render(client: Client | None, journal: Journal) -> Form:
     st.caption(MODE_HELP[mode])
     # Settled before the prompt is drawn, whose label depends on it.
     _keep_within(VARY, vary_options(caps), "seed" if caps.seed else "repeat")
-    values = FormValues(model=model_id, mode=mode)
+    values = FormValues(model=model_id, mode=mode, rules_model=None if model_id in ids else model.id)
 
     if mode == "draft_final":
         _draft_picker(values, client, journal, messages)
@@ -236,6 +238,44 @@ def render(client: Client | None, journal: Journal) -> Form:
         st.subheader("Variations")
         _variations(values, caps, messages)
     return Form(values, messages)
+
+
+def _model_choice(ids: list[str], messages: FieldMessages) -> tuple[str, Model]:
+    """The model id to send and the catalog model whose rules apply: a catalog id, or an endpoint
+    id (`ep-...`, how many accounts call models) with the model it serves chosen beside it."""
+    options = [*ids, BY_ENDPOINT]
+    _same_model_in_offered_family(MODEL, ids)
+    _keep_within(MODEL, options, options[0])
+    chosen = st.selectbox("Model", options, key=MODEL, persist_state="session",
+                          format_func=lambda m: "An endpoint id (ep-…)" if m == BY_ENDPOINT
+                          else f"{model_label(find_model(m))} — {m}")
+    if chosen != BY_ENDPOINT:
+        model = find_model(chosen)
+        st.caption(capability_summary(model))
+        messages.add("model")
+        return chosen, model
+    left, right = st.columns([3, 2])
+    with left:
+        endpoint = st.text_input("Endpoint id", key=ENDPOINT_ID, persist_state="session",
+                                 placeholder="ep-20250101123456-abcde",
+                                 help="The inference endpoint of your account that serves the model.").strip()
+        messages.add("model")
+    with right:
+        _keep_within(ENDPOINT_RULES, ids, ids[0])
+        rules_id = st.selectbox("It serves", ids, key=ENDPOINT_RULES, persist_state="session",
+                                format_func=lambda m: model_label(find_model(m)),
+                                help="The model behind the endpoint: its generation's rules and controls apply.")
+    model = find_model(rules_id)
+    st.caption(capability_summary(model))
+    return endpoint, model
+
+
+def _same_model_in_offered_family(key: str, ids: list[str]) -> None:
+    """A model id of the other region's family (a prefill from a task made elsewhere) becomes the
+    same model's id among those offered."""
+    model = find_model(str(st.session_state.get(key, "")))
+    if model is not None and st.session_state[key] not in ids:
+        st.session_state[key] = next((i for i in model.ids if i in ids), st.session_state[key])
 
 
 def _prompt(values: FormValues, messages: FieldMessages) -> None:
@@ -358,7 +398,8 @@ def _inputs(values: FormValues, caps: Capabilities, client: Client | None, journ
             messages: FieldMessages) -> None:
     state = st.session_state
     resolution = pixels.DRAFT_RESOLUTION if values.draft else values.resolution
-    ctx = SlotContext(values.model, resolution, values.ratio, client, journal)
+    sized_as = values.catalog_model.id if values.catalog_model else values.model
+    ctx = SlotContext(sized_as, resolution, values.ratio, client, journal)
 
     def add(choice: MediaChoice, placeholder: Any) -> MediaChoice:
         values.media.append(choice)

@@ -87,11 +87,14 @@ def load_request(request: dict[str, Any], journal: Journal) -> list[str]:
     for key, value in F.DEFAULTS.items():
         state[key] = value
 
-    model = find_model(str(request.get("model", "")))
-    if model is None:
-        notes.append(f"Model {request.get('model')!r} is not in the catalog; choose one.")
-    else:
-        state[F.MODEL] = model.id
+    name = str(request.get("model", ""))
+    if find_model(name) is not None:
+        state[F.MODEL] = name
+    elif name:
+        # Not a catalog id: an endpoint id, as the task was sent; the model it serves is kept.
+        state[F.MODEL] = F.BY_ENDPOINT
+        state[F.ENDPOINT_ID] = name
+        notes.append(f"{name} is not a catalog model id: it is used as an endpoint id; check which model it serves.")
     state[F.MODE] = detect_mode(request)
 
     content = [item for item in request.get("content") or [] if isinstance(item, dict)]

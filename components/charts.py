@@ -82,18 +82,21 @@ def tokens_chart(frame: pd.DataFrame) -> alt.Chart:
 
 
 @st.cache_data(ttl=10, show_spinner=False)
-def _recent(_client: Client, base_url: str, kwargs_key: tuple) -> list[dict]:
+def _recent(_client: Client, connection_id: str, kwargs_key: tuple) -> list[dict]:
     # Cached briefly: the charts tab redraws on every page run, and 500 records is the largest page.
+    # The cache is shared by every session of the dashboard, so it is keyed by the connection (base
+    # URL + key fingerprint): the client itself is not part of the key (the leading underscore).
     page = _client.tasks.list(**dict(kwargs_key))
     return [r.model_dump(mode="json") for r in page.items]
 
 
-def render(client: Client, filters: TaskFilters, tz: tzinfo) -> None:
-    """Both charts for the most recent tasks matching the filters (paging aside)."""
+def render(client: Client, connection_id: str, filters: TaskFilters, tz: tzinfo) -> None:
+    """Both charts for the most recent tasks matching the filters (paging aside). `connection_id`
+    names the client's connection (`Connection.cache_id`)."""
     query = filters.without_paging().list_kwargs()
     query["task_ids"] = tuple(query["task_ids"]) if query["task_ids"] else None
     try:
-        records = [TaskRecord.model_validate(r) for r in _recent(client, client.base_url, tuple(query.items()))]
+        records = [TaskRecord.model_validate(r) for r in _recent(client, connection_id, tuple(query.items()))]
     except APIError as exc:
         st.error(f"Could not list tasks for the charts: {exc}")
         return

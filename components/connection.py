@@ -1,29 +1,61 @@
-"""Which service the dashboard talks to, and the shared client and journal.
+"""Which service the dashboard talks to, for this browser session, and that connection's client and journal.
 
-Order of precedence: what the user typed on the Settings page, then `ARK_BASE_URL` /
-`ARK_API_KEY` (which `dailies up` sets for the local service), then the local default.
+Order of precedence:
+1. what the person saved on the Settings page;
+2. what they saved earlier in this browser (`remembered_keys`: a cookie token the server maps to
+   the key), restored when a session opens, so a reload, a deep link or a new tab keeps it;
+3. `ARK_BASE_URL` / `ARK_API_KEY` of the dashboard's environment (`dailies up` sets them for the
+   local service). In team mode (`DAILIES_DASHBOARD_TEAM=1`, `dailies dashboard --team`) the
+   dashboard is shared and has no key of its own: `ARK_API_KEY` is ignored, every visitor brings
+   their own key;
+4. the local default base URL.
+
+Everything derived from the API or the journal is per connection: the client and the charts' cache
+are keyed by base URL + key fingerprint, and the journal is the connection's scope of it.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
+from dailies.api_keys import fingerprint, mask
 from dailies.client import DEFAULT_BASE_URL, Client
-from dailies.journal import Journal
+from dailies.client._base import base_url_problem, normalize_base_url
+from dailies.journal import Journal, Scope
+from dailies.launcher import team_mode_in
+
+from . import browser_cookie
+from .remembered_keys import MAX_AGE_S, RememberedKeys
 
 BASE_URL_KEY = "settings.base_url"
 API_KEY_KEY = "settings.api_key"
+TOKEN_KEY = "connection.browser_token"  # this browser's remembered-key token, once known
+RESTORED_KEY = "connection.restored"  # the cookie has been looked at in this session
+# Session state that belongs to the connection rather than to the pages: kept when it changes.
+_CONNECTION_PREFIXES = ("settings.", "connection.")
+
+
+def team_mode() -> bool:
+    """A dashboard shared by a team: no default key; each person's key is theirs alone."""
+    return team_mode_in(os.environ)
 
 
 @dataclass(frozen=True)
 class Connection:
     base_url: str
-    api_key: str
+    api_key: str = field(repr=False)
+    # Where the base URL came from, to say what to fix: "Settings", "this browser", "ARK_BASE_URL", "default".
+    origin: str = "default"
+    # Why the client refuses the base URL (client.base_url_problem), or None.
+    problem: str | None = None
+    # The dashboard's own default connection in single-user mode: it also sees journal rows from
+    # before the journal had scopes (see dailies.journal).
+    is_default: bool = False
 
     @property
     def is_local(self) -> bool:
@@ -32,58 +64,194 @@ class Connection:
 
     @property
     def masked_key(self) -> str:
-        key = self.api_key
-        if not key:
-            return "(none)"
-        return key[:4] + "…" + key[-4:] if len(key) > 12 else "…" * 3
+        return mask(self.api_key)
 
+    @property
+    def cache_id(self) -> str:
+        """Names the connection in caches shared by every session: base URL + key fingerprint."""
+        return f"{self.base_url}#{fingerprint(self.api_key) if self.api_key else 'no-key'}"
 
-def base_url_problem(typed: str) -> str | None:
-    """What is wrong with a typed base URL, or None: an http(s) address with a host."""
-    parsed = urlsplit(typed.strip())
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        return f"'{typed.strip()}' is not an http:// or https:// address (for example http://127.0.0.1:8000/api/v3)"
-    return None
+    @property
+    def journal_scope(self) -> Scope:
+        return Scope.of(self.base_url, self.api_key, include_unscoped=self.is_default)
 
-
-def current() -> Connection:
-    base_url = st.session_state.get(BASE_URL_KEY) or os.environ.get("ARK_BASE_URL") or DEFAULT_BASE_URL
-    api_key = st.session_state.get(API_KEY_KEY) or os.environ.get("ARK_API_KEY") or ""
-    return Connection(base_url.rstrip("/"), api_key)
-
-
-@st.cache_resource(show_spinner=False)
-def _client(base_url: str, api_key: str) -> Client:
-    return Client(base_url=base_url, api_key=api_key, timeout=30, max_retries=2)
-
-
-def client() -> Client | None:
-    """The client for the current connection, or None when no API key is known."""
-    conn = current()
-    if not conn.api_key:
-        return None
-    return _client(conn.base_url, conn.api_key)
-
-
-def require_client() -> Client:
-    """The client, or a message pointing to Settings and a stop of the page."""
-    found = client()
-    if found is None:
-        st.warning("No API key yet. Open **Settings** to enter the service address and key, or start "
-                   "everything with `dailies up`, which hands the dashboard a local key.")
-        st.page_link("views/settings.py", label="Open Settings", icon="⚙️")
-        st.stop()
-    return found
+    @property
+    def usable(self) -> bool:
+        return bool(self.api_key) and self.problem is None
 
 
 def data_dir() -> Path:
     return Path(os.environ.get("DAILIES_DATA_DIR", ".dailies"))
 
 
+# ---------- remembered keys (this browser) ----------
+
+
+@st.cache_resource(show_spinner=False)
+def _remembered_store(path: str) -> RememberedKeys:
+    # One store object per file, so its thread lock covers every session of this process.
+    return RememberedKeys(Path(path))
+
+
+def remembered_store() -> RememberedKeys:
+    return _remembered_store(str((data_dir() / "dashboard" / "remembered_keys.json").resolve()))
+
+
+def _restore_remembered() -> None:
+    """Once per session: take the connection this browser saved earlier, if its cookie maps to one."""
+    if st.session_state.get(RESTORED_KEY):
+        return
+    st.session_state[RESTORED_KEY] = True
+    store = remembered_store()
+    token = browser_cookie.read(store.cookie_name)
+    found = store.lookup(token)
+    if found is None:
+        return
+    st.session_state[TOKEN_KEY] = token
+    if found.base_url and base_url_problem(found.base_url) is None:
+        st.session_state.setdefault(BASE_URL_KEY, found.base_url)
+    if found.api_key:
+        st.session_state.setdefault(API_KEY_KEY, found.api_key)
+
+
+def is_remembered() -> bool:
+    return bool(st.session_state.get(TOKEN_KEY))
+
+
+# ---------- the connection ----------
+
+
+def _environment() -> tuple[str, str]:
+    """The dashboard's default base URL and key (no key in team mode)."""
+    key = "" if team_mode() else os.environ.get("ARK_API_KEY", "")
+    return os.environ.get("ARK_BASE_URL") or DEFAULT_BASE_URL, key
+
+
+def current() -> Connection:
+    """This session's connection. Never raises: a refused base URL is reported in `problem`."""
+    _restore_remembered()
+    env_base_url, env_key = _environment()
+    typed_url = st.session_state.get(BASE_URL_KEY)
+    remembered = is_remembered()
+    if typed_url:
+        base_url, origin = typed_url, "this browser" if remembered else "Settings"
+    else:
+        base_url, origin = env_base_url, "ARK_BASE_URL" if os.environ.get("ARK_BASE_URL") else "default"
+    api_key = st.session_state.get(API_KEY_KEY) or env_key
+    problem = base_url_problem(base_url)
+    base_url = normalize_base_url(base_url) if problem is None else base_url.strip()
+    is_default = (not team_mode() and bool(env_key) and api_key == env_key and problem is None
+                  and base_url_problem(env_base_url) is None and base_url == normalize_base_url(env_base_url))
+    return Connection(base_url, api_key, origin, problem, is_default)
+
+
+def _start_afresh_if_changed(before: Connection) -> None:
+    """A new connection starts the pages afresh: filters, selections, review widgets and cached
+    lists of the previous one must not show in this session."""
+    if current().cache_id == before.cache_id:
+        return
+    for name in list(st.session_state.keys()):
+        if not str(name).startswith(_CONNECTION_PREFIXES):
+            del st.session_state[name]
+
+
+def save(base_url: str, api_key: str | None) -> str | None:
+    """Use (and remember in this browser) a base URL and, when given, a key. Returns the client's
+    reason to refuse the base URL, in which case nothing is saved."""
+    problem = base_url_problem(base_url)
+    if problem is not None:
+        return problem
+    before = current()
+    st.session_state[BASE_URL_KEY] = normalize_base_url(base_url)
+    if api_key:
+        st.session_state[API_KEY_KEY] = api_key
+    store = remembered_store()
+    store.forget(st.session_state.get(TOKEN_KEY))  # a fresh token for every save: the old one is dead
+    token = store.remember(st.session_state[BASE_URL_KEY], st.session_state.get(API_KEY_KEY, ""))
+    st.session_state[TOKEN_KEY] = token
+    browser_cookie.write(store.cookie_name, token, MAX_AGE_S)
+    _start_afresh_if_changed(before)
+    return None
+
+
+def forget() -> None:
+    """Drop what this browser saved (here and on the server): back to the dashboard's default."""
+    before = current()
+    store = remembered_store()
+    store.forget(st.session_state.pop(TOKEN_KEY, None))
+    browser_cookie.expire(store.cookie_name)
+    st.session_state.pop(BASE_URL_KEY, None)
+    st.session_state.pop(API_KEY_KEY, None)
+    _start_afresh_if_changed(before)
+
+
+# ---------- what pages use ----------
+
+
+@st.cache_resource(show_spinner=False)
+def _client(base_url: str, key_fingerprint: str, _api_key: str) -> Client:
+    # Shared by the sessions of one connection (same key, same rights). The key itself is left out
+    # of the cache key (the leading underscore): the fingerprint names it.
+    return Client(base_url=base_url, api_key=_api_key, timeout=30, max_retries=2)
+
+
+def client() -> Client | None:
+    """The client for the current connection, or None without a key or with a refused base URL."""
+    conn = current()
+    if not conn.usable:
+        return None
+    return _client(conn.base_url, fingerprint(conn.api_key), conn.api_key)
+
+
+def show_problem(conn: Connection | None = None, link: bool = True) -> bool:
+    """Say, pointing to Settings (`link`: with a link to it), that the base URL is refused; True when it is."""
+    conn = conn or current()
+    if conn.problem is None:
+        return False
+    where = {"ARK_BASE_URL": "The base URL in the dashboard's environment (ARK_BASE_URL)",
+             "default": "The default base URL"}.get(conn.origin, "The saved base URL")
+    st.error(f"{where} cannot be used: {conn.problem}. Enter a valid one in **Settings** "
+             "(for example http://127.0.0.1:8000/api/v3).")
+    if link:
+        _settings_link()
+    return True
+
+
+def _settings_link() -> None:
+    try:
+        st.page_link("views/settings.py", label="Open Settings", icon="⚙️")
+    except StreamlitPageNotFoundError:  # the page runs on its own, without the router (AppTest of one view)
+        st.markdown("[⚙️ Open Settings](/settings)")
+
+
+def no_key_message() -> str:
+    if team_mode():
+        return ("No API key yet. This dashboard is shared: open **Settings** and enter your own key. "
+                "It is remembered in this browser only, until you forget it.")
+    return ("No API key yet. Open **Settings** to enter the service address and key, or start "
+            "everything with `dailies up`, which hands the dashboard a local key.")
+
+
+def require_client() -> Client:
+    """The client, or a message pointing to Settings and a stop of the page."""
+    conn = current()
+    if show_problem(conn):
+        st.stop()
+    found = client()
+    if found is None:
+        st.warning(no_key_message())
+        _settings_link()
+        st.stop()
+    return found
+
+
 @st.cache_resource(show_spinner=False)
 def _journal(path: str) -> Journal:
+    # The file's one connection, shared by every session; each session reads through its own scope.
     return Journal(Path(path))
 
 
 def journal() -> Journal:
-    return _journal(str((data_dir() / "dashboard" / "journal.sqlite3").resolve()))
+    """The journal of the current connection: its submissions, verdicts, kept files and preferences."""
+    shared = _journal(str((data_dir() / "dashboard" / "journal.sqlite3").resolve()))
+    return shared.scoped(current().journal_scope)

@@ -198,6 +198,8 @@ def human_size(size: int) -> str:
     return f"{size / L.MB:.1f} MB" if size >= L.MB else f"{max(1, round(size / 1024))} KB"
 
 
+# Shared by every session, safely: the key is the image's own bytes, and the value is made from them
+# alone (no API call, no journal), so a hit gives a session only what it already holds.
 @st.cache_data(max_entries=32, show_spinner=False)
 def crop_preview(data: bytes, target: tuple[int, int] | None
                  ) -> tuple[bytes, tuple[int, int, int, int] | None, tuple[int, int]]:

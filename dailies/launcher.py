@@ -2,6 +2,10 @@
 
 Both run as child processes; Ctrl-C or SIGTERM stops both, and if either dies the other is
 stopped too, so nothing is left running behind the user's back.
+
+For one person the dashboard gets the service's own key (ARK_API_KEY), so it works at once. With
+`--team` the dashboard is shared: it gets no key, and each visitor enters their own in Settings
+(remembered for their browser only; see components/remembered_keys.py).
 """
 
 from __future__ import annotations
@@ -12,12 +16,21 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
 
 from .api_keys import mask as mask_key
 from .service import keys as key_store
+
+# Set (to 1) in the dashboard's environment for a dashboard shared by a team: it has no default key.
+DASHBOARD_TEAM_ENV = "DAILIES_DASHBOARD_TEAM"
+
+
+def team_mode_in(env: Mapping[str, str]) -> bool:
+    """Whether an environment asks for a team dashboard (DAILIES_DASHBOARD_TEAM=1, true, yes or on)."""
+    return env.get(DASHBOARD_TEAM_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class PortTaken(RuntimeError):
@@ -62,6 +75,25 @@ def streamlit_command(port: int, host: str = "127.0.0.1", headless: bool = True)
             "--theme.base", "dark", "--theme.primaryColor", "#f5a524"]
 
 
+def dashboard_env(base: dict[str, str], api_url: str | None, key: str | None, data_dir: Path | None,
+                  team: bool) -> dict[str, str]:
+    """The dashboard's environment: where the service is, the data directory, and its default key,
+    which a team dashboard never has (not even one inherited from the caller's environment)."""
+    env = dict(base)
+    if api_url is not None:
+        env["ARK_BASE_URL"] = api_url
+    if data_dir is not None:
+        env["DAILIES_DATA_DIR"] = str(data_dir)
+    if team:
+        env[DASHBOARD_TEAM_ENV] = "1"
+        env.pop("ARK_API_KEY", None)
+    else:
+        env.pop(DASHBOARD_TEAM_ENV, None)
+        if key is not None:
+            env["ARK_API_KEY"] = key
+    return env
+
+
 def _wait_until_up(url: str, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -89,7 +121,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 
 
 def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1", workers: int | None = None,
-           open_browser: bool = False) -> int:
+           open_browser: bool = False, team: bool = False) -> int:
     try:
         check_port_free(host, api_port, "service")
         check_port_free(host, ui_port, "dashboard")
@@ -104,7 +136,7 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
                  "--data-dir", str(data_dir), "--log-file", str(data_dir / "service.log")]
     if workers is not None:
         serve_cmd += ["--workers", str(workers)]
-    ui_env = {**env, "ARK_BASE_URL": f"{api_url}/api/v3", "ARK_API_KEY": key, "DAILIES_DATA_DIR": str(data_dir)}
+    ui_env = dashboard_env(env, f"{api_url}/api/v3", key, data_dir, team)
     ui_cmd = streamlit_command(ui_port, host, headless=not open_browser)
     procs: list[subprocess.Popen] = []
     stopping = False
@@ -122,6 +154,8 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
         print(f"\n  Dailies is up (data in {data_dir}).\n"
               f"  Dashboard:  http://{host}:{ui_port}\n"
               f"  API:        {api_url}/api/v3   (key {mask_key(key)}; `dailies keys --show` prints it)\n"
+              + ("  Team mode:  the dashboard has no key of its own; each person enters theirs in Settings.\n"
+                 if team else "") +
               f"  Service log: {data_dir / 'service.log'}\n"
               f"  Results come from the offline preview renderer, not a real model.\n"
               f"  Press Ctrl-C to stop both.\n", flush=True)

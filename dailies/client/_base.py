@@ -93,20 +93,36 @@ def resolve_config(
     )
 
 
-def normalize_base_url(url: str) -> str:
-    """The base URL without a trailing slash, so paths are appended the same way either way.
+def base_url_problem(url: str) -> str | None:
+    """Why the client refuses `url` as its base URL, or None when it takes it.
 
-    It must include the version prefix, as the real service's does (`https://host/api/v3`).
+    The one rule for a base URL, used by the client and by whatever lets a person type one (the
+    dashboard's Settings), so nothing saves an address the client would then refuse: an http(s) URL
+    with a host and without a query or fragment (paths are appended to it).
     """
     try:
         parsed = httpx.URL(url.strip())
     except httpx.InvalidURL as exc:
-        raise ValueError(f"base_url is not a URL: {url!r} ({exc})") from None
+        return f"base_url is not a URL: {url!r} ({exc})"
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ValueError(f"base_url must be an http(s) URL such as {DEFAULT_BASE_URL!r}, got {url!r}")
-    if parsed.query or parsed.fragment:
-        raise ValueError(f"base_url must not carry a query or fragment, got {url!r}")
-    return str(parsed).rstrip("/")
+        return f"base_url must be an http(s) URL such as {DEFAULT_BASE_URL!r}, got {url!r}"
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        return f"base_url has no valid port (1 to 65535), got {url!r}"
+    if parsed.query or parsed.fragment or url.strip().endswith(("?", "#")):
+        return f"base_url must not carry a query or fragment, got {url!r}"
+    return None
+
+
+def normalize_base_url(url: str) -> str:
+    """The base URL without a trailing slash, so paths are appended the same way either way.
+
+    It must include the version prefix, as the real service's does (`https://host/api/v3`).
+    Raises ValueError with `base_url_problem`'s message when the URL is refused.
+    """
+    problem = base_url_problem(url)
+    if problem is not None:
+        raise ValueError(problem)
+    return str(httpx.URL(url.strip())).rstrip("/")
 
 
 def new_idempotency_key() -> str:

@@ -9,6 +9,7 @@ from components import compose_form, compose_prefill, compose_submit, connection
 from components.compose_body import check
 
 st.header("Compose")
+connection.show_problem()  # a refused base URL: say so here, the form still works offline
 client = connection.client()
 journal = connection.journal()
 compose_prefill.apply(handoff.take(), client, journal)

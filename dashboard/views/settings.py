@@ -1,4 +1,5 @@
-"""Settings: which service to talk to, with a connection test. The key is never shown whole."""
+"""Settings: which service to talk to and with which key, remembered for this browser, with a
+connection test. The key is never shown whole; a base URL the client would refuse is never saved."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from dailies.client import APIConnectionError, APIStatusError, AuthenticationErr
 
 st.header("Settings")
 conn = connection.current()
-where = "the local Dailies service (preview renderer)" if conn.is_local else "a remote service"
-st.write(f"Connected to **{conn.base_url}** — {where}. API key: `{conn.masked_key}`.")
+if connection.team_mode():
+    st.info("This dashboard is shared by a team: it has no key of its own. Enter **your** key below. It is "
+            "remembered for this browser only (reloads, links and new tabs keep it; other browsers never get "
+            "it) until you press **Forget this key**.", icon=":material/group:")
+status = st.container()  # filled last, so it shows the connection as this run leaves it (after a save)
 
-with st.form("settings.form"):
+with st.form("settings.form", clear_on_submit=True):
     base_url = st.text_input("Base URL", value=conn.base_url,
                              help="Ends in /api/v3. Volcengine Ark: https://ark.cn-beijing.volces.com/api/v3, "
                                   "BytePlus ModelArk: https://ark.ap-southeast.bytepluses.com/api/v3")
@@ -20,17 +24,30 @@ with st.form("settings.form"):
                             placeholder="leave empty to keep the current key")
     saved = st.form_submit_button("Save")
 if saved:
-    problem = connection.base_url_problem(base_url)
+    problem = connection.save(base_url, api_key.strip() or None)
     if problem:
         st.error(f"Base URL: {problem}. Nothing was saved.")
     else:
-        st.session_state[connection.BASE_URL_KEY] = base_url.strip().rstrip("/")
-        if api_key.strip():
-            st.session_state[connection.API_KEY_KEY] = api_key.strip()
-        st.success("Saved for this browser session.")
+        st.success("Saved, and remembered in this browser: reloads, links and new tabs keep it.")
         conn = connection.current()
 
-if st.button("Test connection", key="settings.test"):
+if connection.is_remembered() or st.session_state.get(connection.API_KEY_KEY):
+    fallback = ("no key (this dashboard is shared)" if connection.team_mode()
+                else "the dashboard's own connection")
+    if st.button("Forget this key", key="settings.forget", icon=":material/logout:",
+                 help=f"Removes the key from this browser and from the dashboard's server; back to {fallback}."):
+        connection.forget()
+        st.success(f"Forgotten in this browser and on the server: back to {fallback}.")
+        conn = connection.current()
+
+with status:
+    if conn.problem is None:
+        where = "the local Dailies service (preview renderer)" if conn.is_local else "a remote service"
+        st.write(f"Connected to **{conn.base_url}** — {where}. API key: `{conn.masked_key}`.")
+    else:
+        connection.show_problem(conn, link=False)  # this is Settings: the form is right below
+
+if st.button("Test connection", key="settings.test", disabled=not conn.usable):
     try:
         with Client(base_url=conn.base_url, api_key=conn.api_key, timeout=10, max_retries=0) as probe:
             page = probe.tasks.list(page_size=1)
@@ -45,4 +62,6 @@ if st.button("Test connection", key="settings.test"):
         st.error(str(exc))
 
 st.subheader("Local data")
-st.write(f"Journal, kept videos and uploads live in `{connection.data_dir().resolve()}`.")
+st.write("Prompts you submitted, your verdicts, stars and notes, and the videos you kept are recorded for this "
+         "connection (service address and key) only: another key on this dashboard has a journal of its own.")
+st.caption(f"Data folder: `{connection.data_dir().resolve()}`.")

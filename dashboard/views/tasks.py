@@ -11,6 +11,7 @@ from components import charts, connection, keep, task_detail, task_filters, task
 
 st.header("Tasks")
 client = connection.require_client()
+conn = connection.current()
 journal = connection.journal()
 tz = task_table.browser_timezone()
 
@@ -24,7 +25,7 @@ with table_tab:
     task_id = task_table.selected()
     if task_id:
         st.divider()
-        task_detail.render(client, journal, connection.current(), task_id, tz, on_close=task_table.close)
+        task_detail.render(client, journal, conn, task_id, tz, on_close=task_table.close)
     task_table.mark_shown(task_id)
 with charts_tab:
-    charts.render(client, filters, tz)
+    charts.render(client, conn.cache_id, filters, tz)

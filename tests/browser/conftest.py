@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,13 +54,14 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="package")
-def product(tmp_path_factory, chromium_path):
-    data_dir = tmp_path_factory.mktemp("product")
+@contextmanager
+def running_product(data_dir: Path, *flags: str) -> Iterator[Product]:
+    """`dailies up` on free ports with `flags`, until the block ends. Product.api_key is the first
+    key of the data directory (the one `dailies up` hands a single-user dashboard)."""
     api_port, ui_port = free_port(), free_port()
     log = open(data_dir / "up.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen([sys.executable, "-m", "dailies.cli", "up", "--data-dir", str(data_dir),
-                             "--api-port", str(api_port), "--ui-port", str(ui_port), "--workers", "2"],
+                             "--api-port", str(api_port), "--ui-port", str(ui_port), "--workers", "2", *flags],
                             stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
@@ -81,6 +84,12 @@ def product(tmp_path_factory, chromium_path):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="package")
+def product(tmp_path_factory, chromium_path):
+    with running_product(tmp_path_factory.mktemp("product")) as started:
+        yield started
 
 
 # Package scope: Playwright's sync API keeps an event loop running on the main thread while it is

@@ -17,7 +17,7 @@ from PIL import Image, ImageStat
 
 from dailies.journal import Journal
 
-from .ui import open_page, pick, screenshot, settle, video_state
+from .ui import grid_rows, open_page, pick, screenshot, settle, video_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -50,14 +50,6 @@ def submit_one(tab) -> str:
     found = TASK_ID.findall(tab.locator('[data-testid="stPageLink"]').last.inner_text())
     assert len(found) == 1, found
     return found[0]
-
-
-def grid_rows(tab) -> list[str]:
-    """The rows of the task table, read from the data grid's accessible table (the grid draws on a
-    canvas; Glide keeps the visible cells in a hidden table for screen readers)."""
-    return tab.evaluate("""() => [...document.querySelectorAll('[data-testid=stDataFrame] [role=row]')]
-        .map(r => [...r.querySelectorAll('[role=gridcell]')].map(c => c.innerText).join(' | '))
-        .filter(t => t)""")
 
 
 def wait_for_rows(tab, task_ids, status: str, timeout_s: float = 120) -> list[str]:

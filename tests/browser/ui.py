@@ -1,5 +1,5 @@
 """How the browser tests drive the Streamlit pages: wait for a run to finish, open a page, pick
-from a select box, read a <video> element's state, save a screenshot."""
+from a select box, read the task table's rows and a <video> element's state, save a screenshot."""
 
 from __future__ import annotations
 
@@ -33,6 +33,14 @@ def pick(tab, label: str, option: str) -> None:
     tab.get_by_role("combobox", name=label).click()
     tab.get_by_role("option", name=option, exact=True).click()
     settle(tab)
+
+
+def grid_rows(tab) -> list[str]:
+    """The rows of the task table, read from the data grid's accessible table (the grid draws on a
+    canvas; Glide keeps the visible cells in a hidden table for screen readers)."""
+    return tab.evaluate("""() => [...document.querySelectorAll('[data-testid=stDataFrame] [role=row]')]
+        .map(r => [...r.querySelectorAll('[role=gridcell]')].map(c => c.innerText).join(' | '))
+        .filter(t => t)""")
 
 
 def video_state(tab, selector: str = "video") -> dict:

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from components import handoff, keep
 from dailies.client import Client, NotFoundError
-from dailies.journal import Journal, Submission
+from dailies.journal import Journal, Scope, Submission
 
 from ..live_service import start_live_service
 
@@ -111,7 +111,9 @@ def test_keep_downloads_into_the_archive_and_survives_deleting_the_task(dashboar
     kept = journal().kept(task_id)
     assert set(kept) == {keep.VIDEO_NAME, keep.LAST_FRAME_NAME}
     video = kept[keep.VIDEO_NAME].path
-    assert video == journal().keep_path(task_id, keep.VIDEO_NAME)
+    # In the archive folder of the connection that kept it (the dashboard's own, here).
+    assert video == journal().scoped(Scope.of(client.base_url, dashboard_env.api_key)).keep_path(
+        task_id, keep.VIDEO_NAME)
     assert video.read_bytes()[4:8] == b"ftyp"  # an MP4
     assert any("Kept" in s.value for s in at.success)
     assert at.get("progress"), "the download showed a progress bar"

@@ -25,7 +25,7 @@ from . import countdown as cd
 from . import player
 from .keep import VIDEO_NAME
 from .task_detail import load
-from .task_rows import format_time, length_text, prompt_of, record_from_json, tokens
+from .task_rows import format_time, length_text, model_as_written, prompt_of, record_from_json, tokens
 
 VERDICT_FILTER_KEY = "review.verdict_filter"
 BATCH_KEY = "review.batch"
@@ -122,7 +122,7 @@ def comparison_table(results: list[Result]) -> pd.DataFrame:
         rec = r.record
         review = r.review or Review(r.task_id)
         return {
-            "model": rec.model if rec else None,
+            "model": model_as_written(rec, r.submission) or None,
             "seed": rec.seed if rec else None,
             "resolution": rec.resolution if rec else None,
             "ratio": rec.ratio if rec else None,
@@ -211,8 +211,8 @@ def card(journal: Journal, result: Result, now: float, tz: tzinfo) -> None:
                                                     "service does not return them.")
         details = [short_id(result.task_id)]
         if rec is not None:
-            details += [rec.model or "", f"{rec.resolution} · {rec.ratio} · {length_text(rec)}",
-                        format_time(rec.created_at, tz)]
+            details += [model_as_written(rec, result.submission),
+                        f"{rec.resolution} · {rec.ratio} · {length_text(rec)}", format_time(rec.created_at, tz)]
         st.caption(" · ".join(d for d in details if d))
         line = _status_line(result, now)
         if line:
@@ -334,7 +334,8 @@ def single(client: Client | None, journal: Journal, by_id: dict[str, Result], ta
             st.markdown(line)
         if result.record is not None:
             rec = result.record
-            st.caption(f"{rec.model} · {rec.resolution} · {rec.ratio} · {length_text(rec)} · seed {rec.seed} · "
+            st.caption(f"{model_as_written(rec, result.submission)} · {rec.resolution} · {rec.ratio} · "
+                       f"{length_text(rec)} · seed {rec.seed} · "
                        f"created {format_time(rec.created_at, tz)}")
         review_widgets(journal, result)
         _link_to_tasks(task_id)

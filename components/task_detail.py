@@ -22,7 +22,15 @@ from dailies.spec.models import TaskRecord
 from . import countdown as cd
 from . import player, task_actions, task_callbacks
 from .connection import Connection
-from .task_rows import STATUS_EMOJI, format_age, format_time, length_text, record_from_json, tokens
+from .task_rows import (
+    STATUS_EMOJI,
+    format_age,
+    format_time,
+    length_text,
+    model_as_written,
+    record_from_json,
+    tokens,
+)
 
 Source = Literal["service", "journal", "none"]
 
@@ -68,10 +76,10 @@ def countdown_badges(record: TaskRecord, now: float, tz: tzinfo) -> None:
     st.caption(" · ".join(f"{c.label}: {format_time(c.expires_at, tz)}" for c in clocks))
 
 
-def _fields_table(record: TaskRecord, tz: tzinfo, now: float) -> str:
+def _fields_table(record: TaskRecord, tz: tzinfo, now: float, submission: Submission | None = None) -> str:
     rows = [
         ("Status", f"{STATUS_EMOJI.get(record.status, '')} {record.status}"),
-        ("Model", record.model),
+        ("Model", model_as_written(record, submission)),
         ("Service tier", record.service_tier),
         ("Resolution · ratio", f"{record.resolution or '—'} · {record.ratio or '—'}"),
         ("Length", f"{length_text(record)} at {record.framespersecond} fps" if record.framespersecond
@@ -142,7 +150,7 @@ def render(client: Client | None, journal: Journal, conn: Connection, task_id: s
         player.last_frame(record, kept, now, on_service=loaded.live, width=360)
     with right:
         if record is not None:
-            st.markdown(_fields_table(record, tz, now))
+            st.markdown(_fields_table(record, tz, now, submission))
         st.markdown("**Actions**")
         task_actions.render(client, journal, record, submission, now, key_prefix=key_prefix,
                             live=loaded.live and client is not None)

@@ -108,6 +108,16 @@ def prompt_of(submission: Submission | None) -> str:
     return submission.prompt or "(no prompt: inputs only)"
 
 
+def model_as_written(record: TaskRecord | None, submission: Submission | None) -> str:
+    """The model as the person wrote it: the endpoint id where one was used (with the model the
+    service says it ran), else the record's model id."""
+    served = record.model if record is not None and record.model else ""
+    written = submission.model if submission is not None else ""
+    if written and served and written != served:
+        return f"{written} ({served})"
+    return written or served
+
+
 def _countdown_cell(record: TaskRecord, kind: cd.Kind, now: float) -> str:
     clock = cd.countdown(record, kind, now)
     if clock is None:
@@ -124,7 +134,7 @@ def table_rows(records: Iterable[TaskRecord], submissions: Mapping[str, Submissi
             "status": status_label(r.status),
             "id": r.id,
             "prompt": prompt_of(submissions.get(r.id)),
-            "model": r.model or "",
+            "model": model_as_written(r, submissions.get(r.id)),
             "resolution": r.resolution or "",
             "ratio": r.ratio or "",
             "length": length_text(r),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import connection
+from components import catalogs, connection
 from dailies.client import APIConnectionError, APIStatusError, AuthenticationError, Client, DailiesError
 
 st.header("Settings")
@@ -46,6 +46,13 @@ with status:
         st.write(f"Connected to **{conn.base_url}** — {where}. API key: `{conn.masked_key}`.")
     else:
         connection.show_problem(conn, link=False)  # this is Settings: the form is right below
+
+st.selectbox("Model ids this service speaks", catalogs.CHOICES, key=catalogs.CATALOG_KEY,
+             format_func=catalogs.CHOICE_LABELS.get, persist_state="session",
+             help="Compose offers the model ids of this catalog. Volcengine and BytePlus hosts are recognised from "
+                  "the address; say here which one a proxy or gateway speaks.")
+region = catalogs.region_for(conn.base_url, catalogs.current_choice())
+st.caption(f"Compose offers {'both catalogs' if region is None else f'the {region.value} catalog'} here.")
 
 if st.button("Test connection", key="settings.test", disabled=not conn.usable):
     try:

@@ -19,8 +19,8 @@ from ..live_service import start_live_service
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    live = start_live_service(tmp_path_factory.mktemp("cli-service"), workers=1)
+def service(tmp_path_factory, module_backend):
+    live = start_live_service(tmp_path_factory.mktemp("cli-service"), workers=1, **module_backend.settings())
     yield live
     live.stop()
 
@@ -177,3 +177,35 @@ def test_up_starts_both_and_stops_both_on_sigterm(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+# ---------- any model or endpoint id; the catalog's rules when the id is known ----------
+
+
+def test_a_byteplus_id_with_text_commands_is_created_and_echoed(ark_env):
+    code, out, err = run("create", "--model", "seedance-1-0-pro-fast-251015",
+                         "--prompt", "a red fox trots through snow --rs 480p --dur 3 --seed 5", "--json")
+    assert code == 0, err
+    created = json.loads(out)
+    code, out, err = run("get", created["id"], "--json")
+    record = json.loads(out)
+    assert (record["model"], record["resolution"], record["duration"], record["seed"]) == (
+        "seedance-1-0-pro-fast-251015", "480p", 3, 5)
+
+
+def test_a_bad_text_command_is_refused_before_sending(ark_env):
+    code, out, err = run("create", "--model", "seedance-1-0-pro-250528", "--prompt", "a fox --rs 4k", "--json")
+    assert code == 2 and out == ""
+    assert "content[0].text" in err and "4k" in err
+
+
+def test_an_endpoint_id_is_sent_as_it_is(ark_env):
+    code, out, err = run("create", "--model", "ep-local-seedance-2-0-260128", "--prompt", "a kite", "--json")
+    assert code == 0, err
+    code, out, _ = run("get", json.loads(out)["id"], "--json")
+    assert json.loads(out)["model"] == "doubao-seedance-2-0-260128"
+
+
+def test_an_unknown_endpoint_is_the_services_404(ark_env):
+    code, out, err = run("create", "--model", "ep-20990101000000-zzzzz", "--prompt", "a kite", "--json")
+    assert code != 0 and "InvalidEndpointOrModel.NotFound" in err + out

@@ -363,3 +363,19 @@ def test_link_countdown_colours_and_expired_links_never_play(dashboard_env, tmp_
                 b.key for b in at.button}
     finally:
         past.stop()
+
+
+def test_the_model_is_shown_as_written_with_the_model_it_ran():
+    from components.task_rows import model_as_written
+    from dailies.journal import Submission
+    from dailies.spec.models import TaskRecord
+
+    record = TaskRecord.model_validate({"id": "cgt-20250101000000-aaaaa", "model": "doubao-seedance-2-0-260128",
+                                        "status": "queued"})
+    by_endpoint = Submission("cgt-20250101000000-aaaaa", None, 0.0, "http://x/api/v3", "ep-local-seedance-2-0-260128",
+                             "text", "p", {})
+    assert model_as_written(record, by_endpoint) == "ep-local-seedance-2-0-260128 (doubao-seedance-2-0-260128)"
+    by_id = Submission("cgt-20250101000000-aaaaa", None, 0.0, "http://x/api/v3", "doubao-seedance-2-0-260128",
+                       "text", "p", {})
+    assert model_as_written(record, by_id) == "doubao-seedance-2-0-260128"
+    assert model_as_written(record, None) == "doubao-seedance-2-0-260128"

@@ -14,20 +14,23 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.compose_fields import BY_NAME, REQUEST_FIELDS
 from dailies.spec import limits as L
 from dailies.spec import media, pixels
 from dailies.spec.catalog import Model, find_model
+from dailies.spec.drafts import FIELDS_A_FINAL_SETS
+from dailies.spec.models import ContentItem
 from dailies.spec.problems import Problem
-from dailies.spec.rules import effective_role, valid_frame_count
+from dailies.spec.scenarios import MEDIA_ITEM_TYPES, Scenario, content_roles, scenario_of
 from dailies.spec.validation import check_create_body
 
-# The scenarios of spec 2.3 that exclude each other, as the mode picker offers them.
+# The scenarios (`dailies.spec.scenarios`) as the mode picker names them.
 MODES: dict[str, str] = {
-    "text": "Text only",
-    "first_frame": "First frame",
-    "first_last_frame": "First and last frame",
-    "references": "References",
-    "draft_final": "Final from a draft",
+    Scenario.TEXT: "Text only",
+    Scenario.FIRST_FRAME: "First frame",
+    Scenario.FIRST_AND_LAST_FRAME: "First and last frame",
+    Scenario.REFERENCES: "References",
+    Scenario.DRAFT_FINAL: "Final from a draft",
 }
 MAX_VARIATIONS = 8
 IMAGE_TYPES = ("png", "jpg", "jpeg", "webp", "bmp")
@@ -36,27 +39,21 @@ VARY_BY = {
     "lines": "One prompt per line",
     "repeat": "Same request again",
 }
-# Frame counts the rules accept (25 + 4n within the 1.0 Pro range), found by asking the rule
-# itself over every count a 15 s video could have, so the choices can never drift from it.
-FRAMES_CHOICES: tuple[int, ...] = tuple(
-    n for n in range(1, L.FRAMES_PER_SECOND * 15 + 2) if valid_frame_count(n)
-)
-FRAMES_DEFAULT = pixels.frame_count(L.DURATION_DEFAULT)  # 121, the same length as 5 s
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df]")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
 # Base64 data URLs can be tens of megabytes; the on-screen JSON shows this much of each.
 _DATA_URL_SHOWN = 48
 
 
-def modes_for(model: Model) -> list[str]:
+def modes_for(model: Model) -> list[Scenario]:
     """The modes a model takes: references need reference images or videos, a final from a
     draft needs the generation that makes drafts (1.5 Pro)."""
     caps = model.capabilities
-    modes = ["text", "first_frame", "first_last_frame"]
+    modes = [Scenario.TEXT, Scenario.FIRST_FRAME, Scenario.FIRST_AND_LAST_FRAME]
     if caps.reference_images or caps.reference_videos:
-        modes.append("references")
+        modes.append(Scenario.REFERENCES)
     if caps.draft:
-        modes.append("draft_final")
+        modes.append(Scenario.DRAFT_FINAL)
     return modes
 
 
@@ -143,32 +140,39 @@ class MediaChoice:
         return self._encoded
 
 
+def _first(name: str) -> Any:
+    """The first value of a request field's control (`compose_fields`), for a `FormValues` default."""
+    f = BY_NAME[name]
+    return f.first_values()[f.key]
+
+
 @dataclass
 class FormValues:
-    """Everything the form shows. None means the control is not shown (the model does not take
-    it, or the mode leaves it to the draft), and the field is then left out of the body."""
+    """Everything the form shows, one attribute per control (`compose_fields.REQUEST_FIELDS` says
+    which request field each one fills). None means the control is not shown (the model does not
+    take it, or the mode leaves it to the draft), and the field is then left out of the body."""
 
     model: str
-    mode: str = "text"
+    mode: str = Scenario.TEXT
     prompt: str = ""
     media: list[MediaChoice] = field(default_factory=list)
     draft_task_id: str = ""
-    resolution: str | None = pixels.RESOLUTION_DEFAULT
-    ratio: str | None = pixels.RATIO_DEFAULT
-    duration: int | None = L.DURATION_DEFAULT
+    resolution: str | None = _first("resolution")
+    ratio: str | None = _first("ratio")
+    duration: int | None = _first("duration")
     frames: int | None = None
     seed: int | None = None
     camera_fixed: bool | None = None
     generate_audio: bool | None = None
-    draft: bool = False
-    flex: bool = False
+    draft: bool = _first("draft")
+    flex: bool = _first("service_tier")
     priority: int | None = None
-    web_search: bool = False
-    watermark: bool = False
-    return_last_frame: bool = False
-    expires_hours: int = L.EXECUTION_EXPIRES_DEFAULT // 3600
-    callback_url: str = ""
-    safety_identifier: str = ""
+    web_search: bool = _first("tools")
+    watermark: bool = _first("watermark")
+    return_last_frame: bool = _first("return_last_frame")
+    expires_hours: int = _first("execution_expires_after")
+    callback_url: str = _first("callback_url")
+    safety_identifier: str = _first("safety_identifier")
     variations: int = 1
     vary_by: str = "seed"
     # Facts of the chosen draft task (ratio, duration), for the estimate of a final.
@@ -196,7 +200,7 @@ def plan_tasks(values: FormValues) -> list[TaskPlan]:
     task asks the service for a random seed of its own. By line: each non-empty line of the prompt
     is one task. Repeat: the same request N times (for models without a seed, each run differs).
     """
-    if values.mode == "draft_final":
+    if values.mode == Scenario.DRAFT_FINAL:
         return [TaskPlan("", None)]
     if values.vary_by == "lines":
         lines = prompt_lines(values.prompt)
@@ -222,61 +226,38 @@ class Built:
 def build_body(values: FormValues, task: TaskPlan | None = None) -> Built:
     """The JSON body of one task, exactly as it is sent.
 
-    The picture-defining fields (resolution, ratio, duration or frames) are always written out;
-    switches are written only when they differ from the spec's default, so the body reads as
-    "what is special about this request".
+    The fields come from `compose_fields.REQUEST_FIELDS`, in its order: the picture-defining ones
+    (resolution, ratio, duration or frames) are always written out; the others only when they
+    differ from the spec's default, so the body reads as "what is special about this request".
+    A final from a draft sets only what a final may set (`drafts.FIELDS_A_FINAL_SETS`).
     """
     task = task or plan_tasks(values)[0]
     content: list[dict[str, Any]] = []
     paths: dict[str, str] = {}
     body: dict[str, Any] = {"model": values.model, "content": content}
+    final = values.mode == Scenario.DRAFT_FINAL
 
-    if values.mode == "draft_final":
+    if final:
         content.append({"type": "draft_task", "draft_task": {"id": values.draft_task_id.strip()}})
         paths["draft_task"] = "content[0]"
     else:
         # A text-only request always carries its prompt, so an empty one is reported where it is typed.
-        if task.prompt.strip() or values.mode == "text":
+        if task.prompt.strip() or values.mode == Scenario.TEXT:
             paths["prompt"] = f"content[{len(content)}]"
             content.append({"type": "text", "text": task.prompt})
         for choice in values.media:
             paths[choice.slot] = f"content[{len(content)}]"
             content.append({"type": choice.kind, choice.kind: {"url": choice.sent_url()}, "role": choice.role})
 
-    if values.resolution is not None:
-        body["resolution"] = values.resolution
-    if values.mode != "draft_final":
-        if values.ratio is not None:
-            body["ratio"] = values.ratio
-        if values.frames is not None:
-            body["frames"] = values.frames
-        elif values.duration is not None:
-            body["duration"] = values.duration
-        if task.seed is not None and task.seed != L.SEED_DEFAULT:
-            body["seed"] = task.seed
-        if values.camera_fixed:
-            body["camera_fixed"] = True
-        if values.generate_audio is False:
-            body["generate_audio"] = False
-        if values.draft:
-            body["draft"] = True
-    if values.flex:
-        body["service_tier"] = "flex"
-    if values.priority is not None:
-        body["priority"] = values.priority
-    if values.web_search:
-        body["tools"] = [{"type": "web_search"}]
-    if values.watermark:
-        body["watermark"] = True
-    if values.return_last_frame:
-        body["return_last_frame"] = True
-    seconds = values.expires_hours * 3600
-    if seconds != L.EXECUTION_EXPIRES_DEFAULT:
-        body["execution_expires_after"] = seconds
-    if values.callback_url.strip():
-        body["callback_url"] = values.callback_url.strip()
-    if values.safety_identifier:
-        body["safety_identifier"] = values.safety_identifier
+    for f in REQUEST_FIELDS:
+        if final and f.name not in FIELDS_A_FINAL_SETS:
+            continue
+        if f.yields_to is not None and f.yields_to in body:
+            continue
+        # The seed is the task's own: a batch varied by seed gives each task its seed.
+        sent = f.sent(task.seed if f.name == "seed" else getattr(values, f.attr))
+        if sent is not None:
+            body[f.name] = sent
     return Built(body, paths)
 
 
@@ -312,7 +293,7 @@ def estimate(values: FormValues, count: int = 1) -> Estimate:
     notes: list[str] = []
     resolution, ratio, duration, frames = values.resolution, values.ratio, values.duration, values.frames
     draft = values.draft
-    if values.mode == "draft_final":
+    if values.mode == Scenario.DRAFT_FINAL:
         record = values.draft_record or {}
         ratio, duration, frames = record.get("ratio"), record.get("duration"), record.get("frames")
         if not ratio:
@@ -323,7 +304,7 @@ def estimate(values: FormValues, count: int = 1) -> Estimate:
     if draft:
         resolution = pixels.DRAFT_RESOLUTION
     image_size = first_image_size(values)
-    if (ratio or pixels.RATIO_DEFAULT) == "adaptive" and values.mode != "draft_final":
+    if (ratio or pixels.RATIO_DEFAULT) == "adaptive" and values.mode != Scenario.DRAFT_FINAL:
         if image_size:
             notes.append(f"adaptive follows the image: {pixels.resolve_ratio('adaptive', image_size)}")
         elif any(c.role in ("first_frame", "reference_image") for c in values.media):
@@ -367,9 +348,9 @@ class Plan:
 def form_problems(values: FormValues, tasks: list[TaskPlan]) -> list[Problem]:
     """What the form needs before a request can be built at all (not rules of the API)."""
     problems: list[Problem] = []
-    if values.mode == "references" and not values.media:
+    if values.mode == Scenario.REFERENCES and not values.media:
         problems.append(Problem("content", "add at least one reference (image, video or audio)"))
-    if values.mode != "draft_final" and values.vary_by == "lines":
+    if values.mode != Scenario.DRAFT_FINAL and values.vary_by == "lines":
         lines = prompt_lines(values.prompt)
         if len(lines) > MAX_VARIATIONS:
             problems.append(Problem("content[0].text", f"{len(lines)} prompt lines: at most {MAX_VARIATIONS} "
@@ -422,7 +403,7 @@ def _stub_media(body: dict[str, Any], shown: bool = False) -> tuple[dict[str, An
     content = []
     for item in body.get("content", []):
         item = dict(item)
-        for kind in ("image_url", "video_url", "audio_url"):
+        for kind in MEDIA_ITEM_TYPES:
             payload = item.get(kind)
             url = payload.get("url") if isinstance(payload, dict) else None
             if isinstance(url, str) and url.startswith("data:"):
@@ -456,26 +437,27 @@ def idempotency_key(token: str, body: dict[str, Any]) -> str:
     return f"compose-{digest.hexdigest()[:40]}"
 
 
-def detect_mode(request: dict[str, Any]) -> str:
-    """The mode of a request, from its content's types and roles (a lone image is a first frame)."""
-    from dailies.spec.models import ContentItem
-
-    items = []
+def content_items(request: dict[str, Any]) -> list[ContentItem | None]:
+    """Each content item of a request body as far as the scenario needs it (its type and role),
+    None where an item is not an object or has no valid type or role."""
+    items: list[ContentItem | None] = []
     for raw in request.get("content") or []:
-        if not isinstance(raw, dict):
-            continue
         try:
-            items.append(ContentItem.model_validate({k: v for k, v in raw.items() if v is not None}))
-        except ValueError:  # a malformed item says nothing about the mode
-            continue
-    if any(it.type == "draft_task" for it in items):
-        return "draft_final"
-    image_count = sum(1 for it in items if it.type == "image_url")
-    roles = {effective_role(it, image_count) for it in items}
-    if "last_frame" in roles:
-        return "first_last_frame"
-    if roles & {"reference_image", "reference_video", "reference_audio"}:
-        return "references"
-    if "first_frame" in roles:
-        return "first_frame"
-    return "text"
+            items.append(ContentItem(type=raw.get("type"), role=raw.get("role")) if isinstance(raw, dict) else None)
+        except ValueError:
+            items.append(None)
+    return items
+
+
+def detect_mode(request: dict[str, Any]) -> Scenario:
+    """The mode of a request: its scenario (`dailies.spec.scenarios`), as the rules and the
+    renderer read it. Items that say nothing about it (malformed ones) are left out."""
+    return scenario_of([item for item in content_items(request) if item is not None])
+
+
+def input_roles(request: dict[str, Any]) -> list[str | None]:
+    """The role each content item of a request plays in its scenario (None for text, drafts and
+    malformed items), as the rules and the renderer read it: the slot it goes to."""
+    items = content_items(request)
+    roles = iter(content_roles([item for item in items if item is not None]))
+    return [None if item is None else next(roles) for item in items]

@@ -19,8 +19,6 @@ import streamlit as st
 
 from components import catalogs, compose_sources
 from components.compose_body import (
-    FRAMES_CHOICES,
-    FRAMES_DEFAULT,
     MAX_VARIATIONS,
     MODES,
     VARY_BY,
@@ -32,6 +30,32 @@ from components.compose_body import (
     prompt_length,
     prompt_lines,
 )
+from components.compose_fields import (
+    CALLBACK_URL,
+    CAMERA_FIXED,
+    DRAFT,
+    DURATION,
+    DURATION_AUTO,
+    EXPIRES_HOURS,
+    EXPIRES_HOURS_MAX,
+    EXPIRES_HOURS_MIN,
+    FLEX,
+    FRAMES,
+    FRAMES_CHOICES,
+    FRAMES_DEFAULT,
+    GENERATE_AUDIO,
+    LENGTH_BY,
+    PRIORITY,
+    RATIO,
+    RESOLUTION,
+    RETURN_LAST_FRAME,
+    SAFETY_ID,
+    SEED,
+    WATERMARK,
+    WEB_SEARCH,
+    first_values,
+    offered,
+)
 from components.image_input import IMAGE_LIMITS, SlotContext, image_slot
 from components.media_input import AUDIO_LIMITS, VIDEO_LIMITS, audio_slot, video_slot
 from dailies.client import Client, DailiesError
@@ -40,6 +64,8 @@ from dailies.spec import limits as L
 from dailies.spec import pixels
 from dailies.spec.catalog import Capabilities, Model, find_model, model_ids
 from dailies.spec.problems import Problem
+from dailies.spec.rules import PAYLOAD_FIELD
+from dailies.spec.scenarios import FRAME_SCENARIOS, Scenario
 
 MODEL = "compose.model"
 ENDPOINT_ID = "compose.endpoint_id"
@@ -48,24 +74,7 @@ ENDPOINT_RULES = "compose.endpoint_rules"
 BY_ENDPOINT = "__endpoint__"
 MODE = "compose.mode"
 PROMPT = "compose.prompt"
-DRAFT = "compose.draft"
-RESOLUTION = "compose.resolution"
-RATIO = "compose.ratio"
-LENGTH_BY = "compose.length_by"
-DURATION = "compose.duration"
-DURATION_AUTO = "compose.duration_auto"
-FRAMES = "compose.frames"
-SEED = "compose.seed"
-CAMERA_FIXED = "compose.camera_fixed"
-GENERATE_AUDIO = "compose.generate_audio"
-FLEX = "compose.flex"
-PRIORITY = "compose.priority"
-WEB_SEARCH = "compose.web_search"
-WATERMARK = "compose.watermark"
-RETURN_LAST_FRAME = "compose.return_last_frame"
-EXPIRES_HOURS = "compose.expires_hours"
-CALLBACK_URL = "compose.callback_url"
-SAFETY_ID = "compose.safety_identifier"
+# The keys of the controls that hold request fields are in `compose_fields`, with the field table.
 VARIATIONS = "compose.variations"
 VARY = "compose.vary_by"
 REF_IMAGES = "compose.ref_images"
@@ -94,26 +103,9 @@ def ref_audio_slot(i: int) -> str:
 
 DEFAULTS: dict[str, Any] = {
     MODEL: model_ids()[0],
-    MODE: "text",
+    MODE: Scenario.TEXT,
     PROMPT: "",
-    DRAFT: False,
-    RESOLUTION: pixels.RESOLUTION_DEFAULT,
-    RATIO: pixels.RATIO_DEFAULT,
-    LENGTH_BY: "seconds",
-    DURATION: L.DURATION_DEFAULT,
-    DURATION_AUTO: False,
-    FRAMES: FRAMES_DEFAULT,
-    SEED: L.SEED_DEFAULT,
-    CAMERA_FIXED: False,
-    GENERATE_AUDIO: True,
-    FLEX: False,
-    PRIORITY: None,
-    WEB_SEARCH: False,
-    WATERMARK: False,
-    RETURN_LAST_FRAME: False,
-    EXPIRES_HOURS: L.EXECUTION_EXPIRES_DEFAULT // 3600,
-    CALLBACK_URL: "",
-    SAFETY_ID: "",
+    **first_values(),
     VARIATIONS: 1,
     VARY: "seed",
     REF_IMAGES: 1,
@@ -124,12 +116,12 @@ DEFAULTS: dict[str, Any] = {
 }
 
 MODE_HELP = {
-    "text": "The prompt alone describes the video.",
-    "first_frame": "The video starts on your image; the prompt says what happens next.",
-    "first_last_frame": "The video starts on the first image and ends on the last one.",
-    "references": "The video borrows subjects, style or motion from reference material. "
+    Scenario.TEXT: "The prompt alone describes the video.",
+    Scenario.FIRST_FRAME: "The video starts on your image; the prompt says what happens next.",
+    Scenario.FIRST_AND_LAST_FRAME: "The video starts on the first image and ends on the last one.",
+    Scenario.REFERENCES: "The video borrows subjects, style or motion from reference material. "
                   "References cannot be mixed with a first or last frame.",
-    "draft_final": "Render the final video of a 480p draft you liked: it reuses the draft's prompt, "
+    Scenario.DRAFT_FINAL: "Render the final video of a 480p draft you liked: it reuses the draft's prompt, "
                    "inputs, sound, seed, ratio and length; you choose the resolution and delivery.",
 }
 
@@ -166,9 +158,6 @@ def _within(path: str, target: str) -> bool:
     return path == target or path.startswith(target + ".") or path.startswith(target + "[")
 
 
-_PAYLOADS = ("text", "image_url", "video_url", "audio_url", "draft_task")
-
-
 def _beside(problem: Problem, target: str) -> str:
     # Beside its widget the field is obvious; only a part below the item's payload is named.
     rest = problem.path[len(target):].lstrip(".")
@@ -178,7 +167,7 @@ def _beside(problem: Problem, target: str) -> str:
         return "nothing chosen yet: give a URL or an asset id"
     if rest == "draft_task.id" and problem.message == "must not be empty":
         return "choose a draft task, or type its id"
-    for payload in _PAYLOADS:
+    for payload in PAYLOAD_FIELD.values():
         if rest == payload or rest.startswith(payload + "."):
             rest = rest[len(payload):].lstrip(".")
     return f"{rest}: {problem.message}" if rest else problem.message
@@ -211,22 +200,21 @@ def render(client: Client | None, journal: Journal) -> Form:
     model_id, model = _model_choice(ids, messages)
     caps = model.capabilities
     st.caption(capability_summary(model))
-    messages.add("model")
     modes = modes_for(model)
-    _keep_within(MODE, modes, "text")
+    _keep_within(MODE, modes, Scenario.TEXT)
     mode = st.radio("Mode", modes, key=MODE, format_func=MODES.get, horizontal=True, persist_state="session")
     st.caption(MODE_HELP[mode])
     # Settled before the prompt is drawn, whose label depends on it.
     _keep_within(VARY, vary_options(caps), "seed" if caps.seed else "repeat")
     values = FormValues(model=model_id, mode=mode, rules_model=None if model_id in ids else model.id)
 
-    if mode == "draft_final":
+    if mode == Scenario.DRAFT_FINAL:
         _draft_picker(values, client, journal, messages)
     else:
         _prompt(values, messages)
     st.subheader("Output")
     _output(values, caps, messages)
-    if mode not in ("text", "draft_final"):
+    if mode not in (Scenario.TEXT, Scenario.DRAFT_FINAL):
         st.subheader("Inputs")
         messages.add("content")
         _inputs(values, caps, client, journal, messages)
@@ -234,7 +222,7 @@ def render(client: Client | None, journal: Journal) -> Form:
     _options(values, caps, messages)
     st.subheader("Delivery")
     _delivery(values, messages)
-    if mode != "draft_final":
+    if mode != Scenario.DRAFT_FINAL:
         st.subheader("Variations")
         _variations(values, caps, messages)
     return Form(values, messages)
@@ -250,10 +238,8 @@ def _model_choice(ids: list[str], messages: FieldMessages) -> tuple[str, Model]:
                           format_func=lambda m: "An endpoint id (ep-…)" if m == BY_ENDPOINT
                           else f"{model_label(find_model(m))} — {m}")
     if chosen != BY_ENDPOINT:
-        model = find_model(chosen)
-        st.caption(capability_summary(model))
         messages.add("model")
-        return chosen, model
+        return chosen, find_model(chosen)
     left, right = st.columns([3, 2])
     with left:
         endpoint = st.text_input("Endpoint id", key=ENDPOINT_ID, persist_state="session",
@@ -265,9 +251,7 @@ def _model_choice(ids: list[str], messages: FieldMessages) -> tuple[str, Model]:
         rules_id = st.selectbox("It serves", ids, key=ENDPOINT_RULES, persist_state="session",
                                 format_func=lambda m: model_label(find_model(m)),
                                 help="The model behind the endpoint: its generation's rules and controls apply.")
-    model = find_model(rules_id)
-    st.caption(capability_summary(model))
-    return endpoint, model
+    return endpoint, find_model(rules_id)
 
 
 def _same_model_in_offered_family(key: str, ids: list[str]) -> None:
@@ -341,8 +325,7 @@ def _draft_facts(client: Client | None, task_id: str):
 
 def _output(values: FormValues, caps: Capabilities, messages: FieldMessages) -> None:
     state = st.session_state
-    final = values.mode == "draft_final"
-    if caps.draft and not final:
+    if offered("draft", caps, values.mode):
         values.draft = st.toggle(f"Draft: a {pixels.DRAFT_RESOLUTION} preview at "
                                  f"{pixels.DRAFT_TOKEN_FACTOR:g} of the price", key=DRAFT, persist_state="session",
                                  help="Check the idea cheaply, then make the final from it with the mode "
@@ -357,7 +340,7 @@ def _output(values: FormValues, caps: Capabilities, messages: FieldMessages) -> 
                                          disabled=len(resolutions) == 1,
                                          help="A draft is always 480p." if values.draft else None)
         messages.add("resolution")
-    if final:
+    if not offered("ratio", caps, values.mode):  # a final: the draft fixes them
         values.ratio = values.duration = None
         st.caption("Ratio, length, seed, sound and camera come from the draft.")
         return
@@ -368,10 +351,10 @@ def _output(values: FormValues, caps: Capabilities, messages: FieldMessages) -> 
         messages.add("ratio")
     with cols[2]:
         length_by = "seconds"
-        if caps.frames:
+        if offered("frames", caps, values.mode):
             length_by = st.radio("Length in", ("seconds", "frames"), key=LENGTH_BY, horizontal=True,
                                  persist_state="session")
-    if caps.frames and length_by == "frames":
+    if length_by == "frames":
         _keep_within(FRAMES, FRAMES_CHOICES, FRAMES_DEFAULT)
         values.frames = st.selectbox(
             "Frames", FRAMES_CHOICES, key=FRAMES, persist_state="session",
@@ -406,10 +389,10 @@ def _inputs(values: FormValues, caps: Capabilities, client: Client | None, journ
         messages.put(choice.slot, placeholder)
         return choice
 
-    if values.mode in ("first_frame", "first_last_frame"):
+    if values.mode in FRAME_SCENARIOS:
         st.caption(IMAGE_LIMITS)
         first = add(*image_slot(FIRST_SLOT, "first_frame", "First frame", ctx, leads=True))
-        if values.mode == "first_last_frame":
+        if values.mode == Scenario.FIRST_AND_LAST_FRAME:
             info = first.info
             follows = (info.width, info.height) if info else None
             add(*image_slot(LAST_SLOT, "last_frame", "Last frame", replace(ctx, follows=follows), leads=False))
@@ -454,22 +437,21 @@ def _inputs(values: FormValues, caps: Capabilities, client: Client | None, journ
 
 def _options(values: FormValues, caps: Capabilities, messages: FieldMessages) -> None:
     state = st.session_state
-    final = values.mode == "draft_final"
     left, right = st.columns(2)
     with left:
-        if caps.seed and not final:
+        if offered("seed", caps, values.mode):
             values.seed = int(st.number_input(
                 "Seed", min_value=L.SEED_MIN, max_value=L.SEED_MAX, step=1, key=SEED, persist_state="session",
                 help=f"-1: the service picks a random seed (the task's record shows it). {L.SEED_MIN} to "
                      f"{L.SEED_MAX}. The same seed and request give a similar video."))
             messages.add("seed")
-        if caps.priority:
+        if offered("priority", caps, values.mode):
             values.priority = st.number_input(
                 f"Priority ({L.PRIORITY_MIN}–{L.PRIORITY_MAX})", min_value=L.PRIORITY_MIN, max_value=L.PRIORITY_MAX,
                 step=1, key=PRIORITY, placeholder="not set", persist_state="session",
                 help="A larger value is queued earlier among your tasks. Leave empty for the service's default.")
             messages.add("priority")
-        if caps.flex:
+        if offered("service_tier", caps, values.mode):
             if values.draft:
                 state[FLEX] = False  # a draft runs on the default tier
             values.flex = st.checkbox("Flex tier (offline, cheaper)", key=FLEX, disabled=values.draft,
@@ -479,17 +461,17 @@ def _options(values: FormValues, caps: Capabilities, messages: FieldMessages) ->
                                               else "Generation 2.0 runs online only."))
             messages.add("service_tier")
     with right:
-        if caps.camera_fixed and not final:
-            if values.mode == "references":
+        if offered("camera_fixed", caps, values.mode):
+            if values.mode == Scenario.REFERENCES:
                 st.caption("A fixed camera is not available with reference images.")
             else:
                 values.camera_fixed = st.checkbox("Fixed camera", key=CAMERA_FIXED, persist_state="session")
                 messages.add("camera_fixed")
-        if caps.generate_audio and not final:
+        if offered("generate_audio", caps, values.mode):
             values.generate_audio = st.toggle("Generate sound", key=GENERATE_AUDIO, persist_state="session",
                                               help="Synchronised mono sound with the picture.")
             messages.add("generate_audio")
-        if caps.tools:
+        if offered("tools", caps, values.mode):
             values.web_search = st.checkbox("Web search tool", key=WEB_SEARCH, persist_state="session",
                                             help="Lets the model look up what the prompt mentions.")
             messages.add("tools")
@@ -504,12 +486,12 @@ def _options(values: FormValues, caps: Capabilities, messages: FieldMessages) ->
 
 def _delivery(values: FormValues, messages: FieldMessages) -> None:
     left, right = st.columns(2)
-    lo, hi = L.EXECUTION_EXPIRES_MIN // 3600, L.EXECUTION_EXPIRES_MAX // 3600
+    lo, hi = EXPIRES_HOURS_MIN, EXPIRES_HOURS_MAX
     with left:
         values.expires_hours = int(st.number_input(
             "Give up after (hours)", min_value=lo, max_value=hi, step=1, key=EXPIRES_HOURS, persist_state="session",
             help=f"A task still queued or running after this long expires. {lo} to {hi} hours; default "
-                 f"{L.EXECUTION_EXPIRES_DEFAULT // 3600}."))
+                 f"{DEFAULTS[EXPIRES_HOURS]}."))
         messages.add("execution_expires_after")
         values.safety_identifier = st.text_input(
             "Safety identifier (optional)", key=SAFETY_ID, persist_state="session",

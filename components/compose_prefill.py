@@ -14,15 +14,14 @@ import streamlit as st
 
 from components import compose_form as F
 from components import compose_sources
-from components.compose_body import FRAMES_CHOICES, detect_mode
+from components.compose_body import detect_mode, input_roles
+from components.compose_fields import EXPIRES_HOURS, HOUR, REQUEST_FIELDS
 from components.image_input import ASSET_SCHEME, keep_image
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
-from dailies.spec import limits as L
 from dailies.spec import media
 from dailies.spec.catalog import MODELS, find_model
-from dailies.spec.models import ContentItem
-from dailies.spec.rules import effective_role
+from dailies.spec.scenarios import MEDIA_ITEM_TYPES, Scenario
 
 NOTE_KEY = "compose.note"
 _SLOT_PREFIXES = ("compose.image.", "compose.ref_image.", "compose.ref_video.", "compose.ref_audio.")
@@ -97,10 +96,12 @@ def load_request(request: dict[str, Any], journal: Journal) -> list[str]:
         notes.append(f"{name} is not a catalog model id: it is used as an endpoint id; check which model it serves.")
     state[F.MODE] = detect_mode(request)
 
-    content = [item for item in request.get("content") or [] if isinstance(item, dict)]
-    image_count = sum(1 for it in content if it.get("type") == "image_url")
     counts = {"reference_image": 0, "reference_video": 0, "reference_audio": 0}
-    for item in content:
+    # Each input goes to the slot of the role it plays in the request's scenario, as the rules and
+    # the renderer read it (an image without a role beside a video is a reference image).
+    for item, role in zip(request.get("content") or [], input_roles(request), strict=True):
+        if not isinstance(item, dict):
+            continue
         kind = item.get("type")
         if kind == "text":
             state[F.PROMPT] = str(item.get("text") or "")
@@ -108,19 +109,15 @@ def load_request(request: dict[str, Any], journal: Journal) -> list[str]:
             draft_id = str((item.get("draft_task") or {}).get("id", ""))
             state[F.DRAFT_PICK] = draft_id
             state[F.DRAFT_ID] = draft_id
-        elif kind in ("image_url", "video_url", "audio_url"):
+        elif kind in MEDIA_ITEM_TYPES:
             url = str((item.get(kind) or {}).get("url", ""))
-            try:
-                role = effective_role(ContentItem(type=kind, role=item.get("role")), image_count)
-            except ValueError:
-                role = None
             slot = _slot_for(role, counts)
             if slot is None:
                 notes.append(f"An input with role {item.get('role')!r} was left out.")
                 continue
             if note := _put_url(slot, url, kind):
                 notes.append(note)
-    state[F.REF_IMAGES] = counts["reference_image"] or (1 if state[F.MODE] != "references" else 0)
+    state[F.REF_IMAGES] = counts["reference_image"] or (1 if state[F.MODE] != Scenario.REFERENCES else 0)
     state[F.REF_VIDEOS] = counts["reference_video"]
     state[F.REF_AUDIOS] = counts["reference_audio"]
     notes += _load_parameters(request)
@@ -141,35 +138,22 @@ def _slot_for(role: str | None, counts: dict[str, int]) -> str | None:
 
 
 def _load_parameters(request: dict[str, Any]) -> list[str]:
+    """Every request field the form has a control for (`compose_fields.REQUEST_FIELDS`) into its
+    controls; a field not given keeps the control's first value."""
     state = st.session_state
-    notes: list[str] = []
-    simple = {
-        "resolution": F.RESOLUTION, "ratio": F.RATIO, "camera_fixed": F.CAMERA_FIXED,
-        "generate_audio": F.GENERATE_AUDIO, "draft": F.DRAFT, "priority": F.PRIORITY, "watermark": F.WATERMARK,
-        "return_last_frame": F.RETURN_LAST_FRAME, "callback_url": F.CALLBACK_URL,
-        "safety_identifier": F.SAFETY_ID, "seed": F.SEED,
-    }
-    for field, key in simple.items():
-        if request.get(field) is not None:
-            state[key] = request[field]
-    duration, frames = request.get("duration"), request.get("frames")
-    if isinstance(frames, int) and frames in FRAMES_CHOICES:
-        state[F.LENGTH_BY] = "frames"
-        state[F.FRAMES] = frames
-    elif duration == L.DURATION_MODEL_PICKS:
-        state[F.DURATION_AUTO] = True
-    elif isinstance(duration, int):
-        state[F.DURATION] = duration
-    state[F.FLEX] = request.get("service_tier") == "flex"
-    state[F.WEB_SEARCH] = any(isinstance(t, dict) and t.get("type") == "web_search"
-                              for t in request.get("tools") or [])
+    loaded: set[str] = set()
+    for f in REQUEST_FIELDS:
+        value = request.get(f.name)
+        if value is None or f.yields_to in loaded:
+            continue
+        controls = f.load(value)
+        if controls:
+            state.update(controls)
+            loaded.add(f.name)
     expires = request.get("execution_expires_after")
-    if isinstance(expires, int):
-        hours = min(max(round(expires / 3600), L.EXECUTION_EXPIRES_MIN // 3600), L.EXECUTION_EXPIRES_MAX // 3600)
-        state[F.EXPIRES_HOURS] = hours
-        if hours * 3600 != expires:
-            notes.append(f"execution_expires_after {expires} s is shown as {hours} h (whole hours only).")
-    return notes
+    if "execution_expires_after" in loaded and state[EXPIRES_HOURS] * HOUR != expires:
+        return [f"execution_expires_after {expires} s is shown as {state[EXPIRES_HOURS]} h (whole hours only)."]
+    return []
 
 
 def add_input(given: dict[str, Any], client: Client | None) -> list[str]:
@@ -188,14 +172,14 @@ def add_input(given: dict[str, Any], client: Client | None) -> list[str]:
             notes.append(f"Switched to {other.label}, which takes a {role.replace('_', ' ')}.")
     if role == "first_frame":
         slot = F.FIRST_SLOT
-        if state[F.MODE] != "first_last_frame":
-            state[F.MODE] = "first_frame"
+        if state[F.MODE] != Scenario.FIRST_AND_LAST_FRAME:
+            state[F.MODE] = Scenario.FIRST_FRAME
     elif role == "last_frame":
         slot = F.LAST_SLOT
-        state[F.MODE] = "first_last_frame"
+        state[F.MODE] = Scenario.FIRST_AND_LAST_FRAME
     elif role in _CAPABILITY_FOR_ROLE:
         slot = _free_reference_slot(role)
-        state[F.MODE] = "references"
+        state[F.MODE] = Scenario.REFERENCES
     else:
         return [f"An input with role {role!r} cannot be added."]
     if kind == "image_url" and client is not None and not url.startswith(("data:", ASSET_SCHEME)):

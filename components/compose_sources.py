@@ -12,6 +12,7 @@ import streamlit as st
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
 from dailies.spec.models import TaskRecord
+from dailies.spec.statuses import TaskStatus
 
 RECENT_KEY = "compose.recent"
 FETCHED_KEY = "compose.fetched"
@@ -30,7 +31,7 @@ def recent_succeeded(client: Client | None) -> list[TaskRecord]:
     if cached and cached["base_url"] == client.base_url and time.time() - cached["at"] < RECENT_MAX_AGE_SECONDS:
         return cached["items"]
     try:
-        items = client.tasks.list(status="succeeded", page_size=RECENT_PAGE_SIZE).items
+        items = client.tasks.list(status=TaskStatus.SUCCEEDED, page_size=RECENT_PAGE_SIZE).items
     except DailiesError:
         # The pickers then offer nothing; the form itself works without the service.
         items = []

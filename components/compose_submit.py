@@ -16,6 +16,7 @@ from components.compose_body import FormValues, Plan, idempotency_key
 from components.image_input import thumbnail_data_url
 from dailies.client import APIStatusError, Client, DailiesError
 from dailies.journal import InputRef, Journal, Submission
+from dailies.spec.scenarios import Scenario
 
 SUBMIT_KEY = "compose.submit"
 TOKEN_KEY = "compose.submit_token"
@@ -42,7 +43,7 @@ def render(plan: Plan, values: FormValues, client: Client | None, journal: Journ
 
 
 def batch_label(plan: Plan, values: FormValues) -> str:
-    if values.mode == "draft_final":
+    if values.mode == Scenario.DRAFT_FINAL:
         return f"Final of draft {values.draft_task_id}"
     prompt = plan.tasks[0].prompt.strip().splitlines()[0] if plan.tasks[0].prompt.strip() else "(no prompt)"
     return prompt if len(prompt) <= 60 else prompt[:59] + "…"
@@ -52,7 +53,7 @@ def input_refs(values: FormValues, paths: dict[str, str]) -> list[InputRef]:
     """What the journal keeps of each input: its source, a thumbnail for images held as bytes, and
     the URL when it is a real URL (not a data URL, which the journal stores as a file itself)."""
     refs: list[InputRef] = []
-    if values.mode == "draft_final":
+    if values.mode == Scenario.DRAFT_FINAL:
         return [InputRef(index=0, kind="draft_task", role=None, source=values.draft_task_id)]
     for choice in values.media:
         index = int(paths[choice.slot].removeprefix("content[").removesuffix("]"))
@@ -82,7 +83,7 @@ def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> 
         state[PENDING_KEY] = {"token": token, "batch_id": batch_id}
     refs = input_refs(values, plan.paths)
     draft_prompt = ""
-    if values.mode == "draft_final" and (kept := journal.submission(values.draft_task_id)):
+    if values.mode == Scenario.DRAFT_FINAL and (kept := journal.submission(values.draft_task_id)):
         draft_prompt = kept.prompt
     n = len(plan.bodies)
     created: list[dict[str, Any]] = []

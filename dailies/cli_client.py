@@ -10,12 +10,13 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from .client import Client, DailiesError
 from .spec.catalog import find_model
 from .spec.media import encode_data_url
-from .spec.models import TaskRecord
+from .spec.models import ServiceTier, TaskRecord
+from .spec.statuses import LISTABLE_FILTERS, TaskStatus
 from .spec.validation import check_create_body
 
 
@@ -102,6 +103,15 @@ def _progress_waiter(quiet: bool):
     return on_update
 
 
+def _wait_and_print(args: argparse.Namespace, client: Client, task_id: str) -> int:
+    """Follow the task on stderr until it finishes, print it, and exit 0 only if it succeeded."""
+    task = client.wait(task_id, timeout=args.timeout, poll_interval=args.poll, on_update=_progress_waiter(args.json))
+    if not args.json:
+        sys.stderr.write("\n")
+    _print(args, task.model_dump(exclude_none=True), _summary(task))
+    return 0 if task.status == TaskStatus.SUCCEEDED else 1
+
+
 def cmd_create(args: argparse.Namespace) -> int:
     body = build_body(args)
     if find_model(str(body.get("model"))) is not None:
@@ -115,12 +125,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         if not args.wait:
             _print(args, created.model_dump(exclude_none=True), created.id)
             return 0
-        task = client.wait(created.id, timeout=args.timeout, poll_interval=args.poll,
-                           on_update=_progress_waiter(args.json))
-        if not args.json:
-            sys.stderr.write("\n")
-        _print(args, task.model_dump(exclude_none=True), _summary(task))
-        return 0 if task.status == "succeeded" else 1
+        return _wait_and_print(args, client, created.id)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -153,18 +158,13 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 def cmd_wait(args: argparse.Namespace) -> int:
     with make_client(args) as client:
-        task = client.wait(args.task_id, timeout=args.timeout, poll_interval=args.poll,
-                           on_update=_progress_waiter(args.json))
-    if not args.json:
-        sys.stderr.write("\n")
-    _print(args, task.model_dump(exclude_none=True), _summary(task))
-    return 0 if task.status == "succeeded" else 1
+        return _wait_and_print(args, client, args.task_id)
 
 
 def cmd_download(args: argparse.Namespace) -> int:
     with make_client(args) as client:
         task = client.tasks.get(args.task_id)
-        if task.status != "succeeded" or not task.content or not task.content.video_url:
+        if task.status != TaskStatus.SUCCEEDED or not task.content or not task.content.video_url:
             print(f"dailies: {args.task_id} is {task.status}; there is nothing to download", file=sys.stderr)
             return 1
         url = task.content.last_frame_url if args.last_frame else task.content.video_url
@@ -222,10 +222,10 @@ def register(sub) -> None:
 
     listing = sub.add_parser("list", help="list tasks of the last 7 days")
     add_connection_args(listing)
-    listing.add_argument("--status", choices=["queued", "running", "cancelled", "succeeded", "failed"])
+    listing.add_argument("--status", choices=[str(s) for s in LISTABLE_FILTERS])
     listing.add_argument("--task-id", action="append")
     listing.add_argument("--model", help="endpoint or model id the tasks were created with")
-    listing.add_argument("--service-tier", choices=["default", "flex"], default="default")
+    listing.add_argument("--service-tier", choices=get_args(ServiceTier), default="default")
     listing.add_argument("--page", type=int, default=1)
     listing.add_argument("--page-size", type=int, default=20)
     listing.set_defaults(func=cmd_list)

@@ -15,21 +15,22 @@ into the failed task's record) and `RenderCancelled` (the task was cancelled mid
 """
 
 from .inputs import InputError, InputResolver, content_path
-from .plan import ContentPlan, Mode, OutputSpec, output_spec, plan_content
+from .plan import ContentPlan, OutputSpec, output_spec, plan_content
 from .preview import PreviewGenerator, last_frame_filename, video_filename
-from .protocol import Generator, RenderCancelled, RenderJob, RenderResult
+from .protocol import Generator, RenderCancelled, RenderedOutput, RenderJob, RenderResult, VideoNumbers
 
 __all__ = [
     "ContentPlan",
     "Generator",
     "InputError",
     "InputResolver",
-    "Mode",
     "OutputSpec",
     "PreviewGenerator",
     "RenderCancelled",
     "RenderJob",
     "RenderResult",
+    "RenderedOutput",
+    "VideoNumbers",
     "content_path",
     "last_frame_filename",
     "output_spec",

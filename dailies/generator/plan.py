@@ -7,7 +7,6 @@ request will produce (pixel size, frame count, tokens) without rendering anythin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Literal
 
 from dailies.spec.catalog import find_model
@@ -21,22 +20,14 @@ from dailies.spec.pixels import (
     frame_count,
     resolve_ratio,
 )
-from dailies.spec.rules import effective_role
+from dailies.spec.scenarios import FRAME_SCENARIOS, Scenario, content_roles, scenario_of
 from dailies.spec.text_commands import prompt_of
 
 from .inputs import content_path, item_url
+from .protocol import VideoNumbers
 
 MediaKind = Literal["image", "video", "audio"]
 _KIND_OF_TYPE: dict[str, MediaKind] = {"image_url": "image", "video_url": "video", "audio_url": "audio"}
-
-
-class Mode(StrEnum):
-    """The scenarios of spec 2.3; they are mutually exclusive."""
-
-    TEXT = "text"
-    FIRST_FRAME = "first_frame"
-    FIRST_AND_LAST_FRAME = "first_and_last_frame"
-    REFERENCE = "reference"
 
 
 @dataclass(frozen=True)
@@ -54,7 +45,7 @@ class ContentPlan:
     """The request's content sorted by purpose. `references` holds reference images and videos in
     request order; `audios` the reference audio clips (generation 2.0)."""
 
-    mode: Mode
+    scenario: Scenario
     prompt: str
     first_frame: MediaInput | None = None
     last_frame: MediaInput | None = None
@@ -70,66 +61,49 @@ class ContentPlan:
 
 
 def plan_content(request: CreateTaskRequest) -> ContentPlan:
-    """Sort the content items into a scenario.
+    """Sort the content items into the scenario `dailies.spec.scenarios` names, with the roles
+    it gives them (the rules judge the same roles).
 
-    Roles are read as the request rules read them (`dailies.spec.rules.effective_role`): a lone
-    image without a role is the first frame, videos and audio default to references. Cases the
-    rules refuse are still given a meaning, so that the renderer never fails on them: an image
-    without a role among several is a reference image, a `last_frame` without a `first_frame` is
-    a reference image, and when first-frame and reference items are mixed the first frame wins
-    and the references are ignored.
+    Requests the rules refuse are still given a meaning, so that the renderer never fails on them:
+    items without their URL are left out, roles as `scenario_of` reads them (the first frame wins
+    over references mixed with it, a last frame without a first frame and an image without a role
+    among several are reference images), and references with no image or video to show (audio
+    alone) draw the text scene with their sound.
     """
-    image_count = sum(1 for item in request.content if item.type == "image_url")
-    prompt_parts: list[str] = []
-    media: list[MediaInput] = []
-    for index, item in enumerate(request.content):
-        if item.type == "text":
-            # Text commands (`--rs 720p ...`) are parameters the request's fields already
-            # carry, not words to draw.
-            words = prompt_of(item.text or "").strip()
-            if words:
-                prompt_parts.append(words)
-        elif item.type == "draft_task":
-            raise ValueError("draft_task content must be replaced by the draft's content before rendering")
-        else:
-            url = item_url(item)
-            if url is not None:
-                kind = _KIND_OF_TYPE[item.type]
-                role = effective_role(item, image_count) or "reference_image"
-                media.append(MediaInput(content_path(index, item), url, kind, role))
-
-    first = next((m for m in media if m.role == "first_frame"), None)
-    last = next((m for m in media if m.role == "last_frame"), None) if first is not None else None
+    if any(item.type == "draft_task" for item in request.content):
+        raise ValueError("draft_task content must be replaced by the draft's content before rendering")
+    usable = [(index, item) for index, item in enumerate(request.content)
+              if item.type == "text" or item_url(item) is not None]
+    items = [item for _, item in usable]
+    # Text commands (`--rs 720p ...`) are parameters the request's fields already carry, not
+    # words to draw.
+    prompt = "\n".join(words for item in items if item.type == "text" and (words := prompt_of(item.text or "").strip()))
+    media = [
+        MediaInput(content_path(index, item), item_url(item), _KIND_OF_TYPE[item.type], role or "reference_image")
+        for (index, item), role in zip(usable, content_roles(items), strict=True)
+        if item.type != "text"
+    ]
     audios = tuple(m for m in media if m.kind == "audio")
-    prompt = "\n".join(prompt_parts)
-    if first is not None:
-        mode = Mode.FIRST_AND_LAST_FRAME if last is not None else Mode.FIRST_FRAME
-        return ContentPlan(mode, prompt, first_frame=first, last_frame=last, audios=audios)
+    scenario = scenario_of(items)
+    if scenario in FRAME_SCENARIOS:
+        first = next(m for m in media if m.role == "first_frame")
+        last = next((m for m in media if m.role == "last_frame"), None)
+        return ContentPlan(scenario, prompt, first_frame=first, last_frame=last, audios=audios)
     references = tuple(m for m in media if m.kind in ("image", "video"))
-    if references:
-        return ContentPlan(Mode.REFERENCE, prompt, references=references, audios=audios)
-    return ContentPlan(Mode.TEXT, prompt, audios=audios)
+    if scenario is Scenario.REFERENCES and references:
+        return ContentPlan(scenario, prompt, references=references, audios=audios)
+    return ContentPlan(Scenario.TEXT, prompt, audios=audios)
 
 
-@dataclass(frozen=True)
-class OutputSpec:
-    """The numbers of the video to render, as the task record will report them."""
+@dataclass(frozen=True, kw_only=True)
+class OutputSpec(VideoNumbers):
+    """The video to render: its numbers, as the task record will report them, and what else the
+    renderer must do (a watermark, a still camera, the last frame as an image, a draft's size)."""
 
-    width: int
-    height: int
-    resolution: str
-    ratio: str
-    duration: int | None
-    frames: int | None
-    frame_count: int
-    fps: int
-    seed: int
-    generate_audio: bool
     watermark: bool
     camera_fixed: bool
     return_last_frame: bool
     draft: bool
-    completion_tokens: int
 
     @property
     def seconds(self) -> float:

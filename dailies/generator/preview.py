@@ -24,13 +24,14 @@ import numpy as np
 from PIL import Image
 
 from dailies.spec.limits import IMAGE_MAX_BYTES, VIDEO_MAX_BYTES
+from dailies.spec.scenarios import Scenario
 
 from .audio import AUDIO_RATE, AudioTrack, LoopedClip, ToneTrack
 from .encode import Mp4Writer, rgb_from_frame
 from .inputs import InputResolver
 from .media import VideoClip, fit_image, load_audio, open_image
 from .overlays import watermark
-from .plan import ContentPlan, MediaInput, Mode, OutputSpec, output_spec, plan_content
+from .plan import ContentPlan, MediaInput, OutputSpec, output_spec, plan_content
 from .protocol import CancelCheck, ProgressCallback, RenderCancelled, RenderJob, RenderResult
 from .scenes import FirstFrameScene, FirstLastFrameScene, Reference, ReferenceScene, Scene
 from .text_scene import TextScene
@@ -91,22 +92,11 @@ class PreviewGenerator:
                 leftover.unlink(missing_ok=True)
             raise
         progress(1.0)
+        # The preview renderer makes no tool calls: tools_used and web_search_calls stay empty.
         return RenderResult(
+            **spec.numbers(),
             video_path=video_path,
             last_frame_path=last_frame_path if spec.return_last_frame else None,
-            width=spec.width,
-            height=spec.height,
-            resolution=spec.resolution,
-            ratio=spec.ratio,
-            duration=spec.duration,
-            frames=spec.frames,
-            frame_count=spec.frame_count,
-            fps=spec.fps,
-            seed=spec.seed,
-            generate_audio=spec.generate_audio,
-            completion_tokens=spec.completion_tokens,
-            tools_used=[],
-            web_search_calls=0,
         )
 
     # ---------- inputs to scene ----------
@@ -137,16 +127,16 @@ class PreviewGenerator:
         size = (spec.width, spec.height)
 
         scene: Scene
-        if plan.mode is Mode.FIRST_FRAME:
+        if plan.scenario is Scenario.FIRST_FRAME:
             assert plan.first_frame is not None
             first = fit_image(image(plan.first_frame), size)
             scene = FirstFrameScene(first, spec.frame_count, spec.fps, spec.seed, spec.camera_fixed)
-        elif plan.mode is Mode.FIRST_AND_LAST_FRAME:
+        elif plan.scenario is Scenario.FIRST_AND_LAST_FRAME:
             assert plan.first_frame is not None and plan.last_frame is not None
             first = fit_image(image(plan.first_frame), size)
             last = fit_image(image(plan.last_frame), size)
             scene = FirstLastFrameScene(first, last, spec.frame_count, spec.fps, spec.seed, spec.camera_fixed)
-        elif plan.mode is Mode.REFERENCE:
+        elif plan.scenario is Scenario.REFERENCES:
             references = []
             for media in plan.references:
                 if media.kind == "image":

@@ -7,8 +7,9 @@ gateway that forwards to the real service, can be another.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -42,17 +43,16 @@ class RenderJob:
     draft: bool = False
 
 
-@dataclass
-class RenderResult:
-    """What was rendered and what was actually used, in the terms of the task record (spec 2.5).
+@dataclass(frozen=True, kw_only=True)
+class VideoNumbers:
+    """The numbers of a video in the terms of the task record (spec 2.5): what a render is asked
+    for (`plan.OutputSpec`) and what it made (`RenderResult`).
 
     Exactly one of `duration` and `frames` is set: `frames` only when the request gave frames.
-    `ratio` is always a fixed ratio (what `adaptive` became). `frame_count` is the number of frames
-    in the file. `last_frame_path` is set only when the request asked for the last frame.
+    `ratio` is always a fixed ratio (what `adaptive` became). `frame_count` is the number of
+    frames in the file, `fps` its frame rate, `seed` the seed used.
     """
 
-    video_path: Path
-    last_frame_path: Path | None
     width: int
     height: int
     resolution: str
@@ -64,8 +64,40 @@ class RenderResult:
     seed: int
     generate_audio: bool
     completion_tokens: int
+
+    def numbers(self) -> dict[str, Any]:
+        """The fields of `VideoNumbers` alone, to make another kind of it from this one."""
+        return {f.name: getattr(self, f.name) for f in fields(VideoNumbers)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RenderedOutput(VideoNumbers):
+    """What a render made and used, without its files: what the service stores with a task
+    (`to_json`) and reads back to write the task's record (`from_json`)."""
+
     tools_used: list[dict[str, Any]] = field(default_factory=list)
     web_search_calls: int = 0
+
+    def to_json(self) -> str:
+        """The stored form: a JSON object of the fields of `RenderedOutput` (never the paths of
+        a `RenderResult`, which are scratch files of one render)."""
+        return json.dumps({f.name: getattr(self, f.name) for f in fields(RenderedOutput)})
+
+    @staticmethod
+    def from_json(text: str) -> RenderedOutput:
+        """The output `to_json` stored. Keys it does not know (written by a newer version) are
+        ignored."""
+        data = json.loads(text)
+        return RenderedOutput(**{f.name: data[f.name] for f in fields(RenderedOutput) if f.name in data})
+
+
+@dataclass(frozen=True, kw_only=True)
+class RenderResult(RenderedOutput):
+    """A finished render: its output and its files. `last_frame_path` is set only when the
+    request asked for the last frame."""
+
+    video_path: Path
+    last_frame_path: Path | None
 
 
 @runtime_checkable

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import get_args
 from urllib.parse import urlsplit
+
+from .models import Resolution
 
 
 class Region(StrEnum):
@@ -75,7 +78,7 @@ class Model:
         return self.id, self.byteplus_id
 
 
-_ALL_RESOLUTIONS = ("480p", "720p", "1080p", "4k")
+_ALL_RESOLUTIONS: tuple[str, ...] = get_args(Resolution)
 
 _V2_0 = Capabilities(
     flex=False, draft=False, tools=True, priority=True, resolutions=_ALL_RESOLUTIONS,

@@ -15,19 +15,17 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import limits as L
+from .statuses import CALLBACK_STATUSES as CALLBACK_STATUSES  # re-exported; `statuses` owns it
+from .statuses import TERMINAL, FilterStatus
 
 ContentType = Literal["text", "image_url", "video_url", "audio_url", "draft_task"]
 Role = Literal["first_frame", "last_frame", "reference_image", "reference_video", "reference_audio"]
 ServiceTier = Literal["default", "flex"]
 Resolution = Literal["480p", "720p", "1080p", "4k"]
 Ratio = Literal["16:9", "4:3", "1:1", "3:4", "9:16", "21:9", "adaptive"]
-TaskStatus = Literal["queued", "running", "cancelled", "succeeded", "failed", "expired"]
-# `expired` is not an allowed filter value (spec 4.2).
-FilterStatus = Literal["queued", "running", "cancelled", "succeeded", "failed"]
 ToolType = Literal["web_search"]
-
-TERMINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "expired", "cancelled"})
-CALLBACK_STATUSES: frozenset[str] = frozenset({"queued", "running", "succeeded", "failed", "expired"})
+# The old name of `statuses.TERMINAL`, for the importers that still use it.
+TERMINAL_STATUSES = TERMINAL
 
 
 class _Closed(BaseModel):
@@ -158,7 +156,7 @@ class Usage(_Open):
 class TaskRecord(_Open):
     id: str
     model: str | None = None
-    # A plain string, not TaskStatus: a newer server may add a status and old clients must not break.
+    # A plain string, not `statuses.TaskStatus`: a newer server may add a status and old clients must not break.
     status: str
     error: TaskError | None = None
     created_at: int | None = None
@@ -182,7 +180,7 @@ class TaskRecord(_Open):
 
     @property
     def is_terminal(self) -> bool:
-        return self.status in TERMINAL_STATUSES
+        return self.status in TERMINAL
 
 
 # ---------- 2.6 list response and 4.2 query ----------

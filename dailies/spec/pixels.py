@@ -5,8 +5,11 @@ One module that the service, the generator and the dashboard's estimate all use.
 
 from __future__ import annotations
 
+from typing import get_args
+
 from .catalog import Generation, find_model
 from .limits import DURATION_DEFAULT, FRAMES_PER_SECOND
+from .models import Ratio
 
 RESOLUTION_DEFAULT = "720p"
 RATIO_DEFAULT = "adaptive"
@@ -16,9 +19,8 @@ DRAFT_RESOLUTION = "480p"
 # A draft is billed at 0.6 of the final price.
 DRAFT_TOKEN_FACTOR = 0.6
 
-FIXED_RATIOS = ("16:9", "4:3", "1:1", "3:4", "9:16", "21:9")
-RATIOS = (*FIXED_RATIOS, "adaptive")
-RESOLUTIONS = ("480p", "720p", "1080p", "4k")
+RATIOS: tuple[str, ...] = get_args(Ratio)
+FIXED_RATIOS = tuple(r for r in RATIOS if r != "adaptive")
 
 # Generations 2.0 and 1.5 Pro; "4k" is twice 1080p on each side.
 _PIXELS_CURRENT: dict[str, dict[str, tuple[int, int]]] = {

@@ -11,13 +11,15 @@ from collections.abc import Callable
 
 from . import limits as L
 from .catalog import Capabilities, Generation, Model, find_model
-from .models import ContentItem, CreateTaskRequest
+from .drafts import FIELDS_TAKEN_FROM_DRAFT
+from .models import CreateTaskRequest
 from .pixels import DRAFT_RESOLUTION
 from .problems import INVALID, MISSING, Problem
+from .scenarios import Scenario, content_roles, scenario_of
 from .urls import check_url_shapes
 
-# Which payload field each content type carries, and which roles it may take. When a role is
-# left out, the item takes the type's default role (an image alone is a first frame).
+# Which payload field each content type carries, and which roles it may take. Roles left out
+# are read as `scenarios.content_roles` reads them (an image alone is a first frame).
 PAYLOAD_FIELD = {
     "text": "text",
     "image_url": "image_url",
@@ -32,41 +34,20 @@ ROLES_BY_TYPE: dict[str, tuple[str, ...]] = {
     "audio_url": ("reference_audio",),
     "draft_task": (),
 }
-DEFAULT_ROLE = {"video_url": "reference_video", "audio_url": "reference_audio"}
-
-# Fields a final-from-draft request takes from its draft and so may not set itself.
-FIELDS_TAKEN_FROM_DRAFT = ("generate_audio", "seed", "ratio", "duration", "frames", "camera_fixed")
 
 _FRAMES_BASE, _FRAMES_STEP, _FRAMES_MIN, _FRAMES_MAX = 25, 4, 29, 289
+# Every frame count 1.0 Pro takes, for whoever offers a choice of them.
+FRAME_COUNTS: tuple[int, ...] = tuple(range(_FRAMES_MIN, _FRAMES_MAX + 1, _FRAMES_STEP))
 
 
 def _label(model: Model) -> str:
     return f"{model.label} (generation {model.generation.value})"
 
 
-def effective_role(item: ContentItem, image_count: int, with_video_or_audio: bool = False) -> str | None:
-    """The role an item plays: its own, or the default for its type. A lone image without a
-    role is a first frame, unless videos or audio make the request a reference scenario, where it
-    is a reference image; among several images a role is required (None is returned)."""
-    if item.role is not None:
-        return item.role
-    if item.type == "image_url":
-        if image_count != 1:
-            return None
-        return "reference_image" if with_video_or_audio else "first_frame"
-    return DEFAULT_ROLE.get(item.type)
-
-
-def _role_context(req: CreateTaskRequest) -> tuple[int, bool]:
-    """(number of images, whether any video or audio is present): what default roles depend on."""
-    images = sum(1 for it in req.content if it.type == "image_url")
-    return images, any(it.type in ("video_url", "audio_url") for it in req.content)
-
-
 def check_content_items(req: CreateTaskRequest) -> list[Problem]:
     """Each item carries the payload of its type and nothing else, and a role its type allows."""
     problems: list[Problem] = []
-    image_count, with_av = _role_context(req)
+    roles = content_roles(req.content)
     for i, item in enumerate(req.content):
         here = f"content[{i}]"
         own = PAYLOAD_FIELD[item.type]
@@ -86,7 +67,7 @@ def check_content_items(req: CreateTaskRequest) -> list[Problem]:
             else:
                 message = f"a {item.type} item takes no role"
             problems.append(Problem(f"{here}.role", message))
-        elif item.type == "image_url" and effective_role(item, image_count, with_av) is None:
+        elif item.type == "image_url" and roles[i] is None:
             problems.append(Problem(
                 f"{here}.role",
                 "is required when there are several images: first_frame, last_frame or reference_image",
@@ -99,20 +80,18 @@ def check_combination(req: CreateTaskRequest) -> list[Problem]:
     """Spec 2.3: the five permitted combinations, and the three image scenarios kept apart."""
     problems: list[Problem] = []
     items = list(enumerate(req.content))
-    image_count, with_av = _role_context(req)
     by_role: dict[str, list[int]] = {}
-    for i, it in items:
-        role = effective_role(it, image_count, with_av)
+    for i, role in enumerate(content_roles(req.content)):
         if role:
             by_role.setdefault(role, []).append(i)
     texts = [i for i, it in items if it.type == "text"]
-    drafts = [i for i, it in items if it.type == "draft_task"]
     audios = [i for i, it in items if it.type == "audio_url"]
     visuals = [i for i, it in items if it.type in ("image_url", "video_url")]
 
-    if drafts:
+    if scenario_of(req.content) is Scenario.DRAFT_FINAL:
         if len(req.content) > 1:
-            others = [i for i, _ in items if i != drafts[0]]
+            draft = next(i for i, it in items if it.type == "draft_task")
+            others = [i for i, _ in items if i != draft]
             problems.append(Problem(
                 f"content[{others[0]}]",
                 "a draft task must be the only content item: "
@@ -138,12 +117,14 @@ def check_combination(req: CreateTaskRequest) -> list[Problem]:
     if last and not first:
         problems.append(Problem(f"content[{last[0]}].role", "a last_frame needs a first_frame image"))
     if (first or last) and references:
-        mode = "first-and-last-frame" if last else "first-frame"
+        # Named after the frames given, even a last frame without its first (`scenario_of` would
+        # call that content references): the message is about what the frames ask for.
+        frames = Scenario.FIRST_AND_LAST_FRAME if last else Scenario.FIRST_FRAME
         culprit = sorted(references)[0]
         where = f"content[{culprit}].role" if req.content[culprit].role is not None else f"content[{culprit}]"
         problems.append(Problem(
             where,
-            f"the {mode} scenario cannot be mixed with references (reference images, videos or audio)",
+            f"the {frames.words} scenario cannot be mixed with references (reference images, videos or audio)",
         ))
     videos = by_role.get("reference_video", [])
     if len(videos) > L.REFERENCE_VIDEOS_MAX:
@@ -169,10 +150,8 @@ def check_model_inputs(req: CreateTaskRequest, model: Model) -> list[Problem]:
     """Input kinds the model's generation takes (audio and video 2.0 only, drafts 1.5 Pro only)."""
     caps = model.capabilities
     problems: list[Problem] = []
-    image_count, with_av = _role_context(req)
     name = _label(model)
-    for i, it in enumerate(req.content):
-        role = effective_role(it, image_count, with_av)
+    for (i, it), role in zip(enumerate(req.content), content_roles(req.content), strict=True):
         if it.type == "audio_url" and not caps.audio_input:
             problems.append(Problem(f"content[{i}]", f"audio input is for generation 2.0 only, not {name}"))
         elif it.type == "video_url" and not caps.reference_videos:

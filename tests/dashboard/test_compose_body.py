@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from components.compose_body import (
-    FRAMES_CHOICES,
     FormValues,
     MediaChoice,
     check,
@@ -14,6 +13,7 @@ from components.compose_body import (
     prompt_length,
     shown_body,
 )
+from components.compose_fields import FRAMES_CHOICES
 from dailies.spec.catalog import find_model
 from dailies.spec.rules import check_request
 from dailies.spec.validation import check_create_body

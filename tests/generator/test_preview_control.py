@@ -1,4 +1,4 @@
-"""Progress, cancellation and the Generator protocol."""
+"""Progress, cancellation and the Generator contract."""
 
 from __future__ import annotations
 
@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from dailies.generator import Generator, InputResolver, PreviewGenerator, RenderCancelled, RenderJob
+from dailies.generator import (
+    Generator,
+    InputResolver,
+    PreviewGenerator,
+    RenderCancelled,
+    RenderedOutput,
+    RenderJob,
+    RenderResult,
+    output_spec,
+)
 from dailies.spec.models import CreateTaskRequest
 
 from .media_fixtures import MODEL_1_0
@@ -21,8 +30,18 @@ def job(tmp_path: Path) -> RenderJob:
     return RenderJob(task_id="cgt-20260101000000-ctrl0", request=REQUEST, output_dir=tmp_path / "out", seed=4)
 
 
-def test_preview_generator_implements_the_protocol() -> None:
-    assert isinstance(PreviewGenerator(), Generator)
+def test_preview_generator_keeps_the_generator_contract(tmp_path: Path) -> None:
+    # What the service relies on of any Generator (a runtime-checkable Protocol's isinstance would
+    # only compare attribute names): called as the worker calls it, with progress and is_cancelled
+    # by keyword, it returns a RenderResult whose files are in the job's folder, whose numbers are
+    # those the request plans (the task record reports them), and whose stored form reads back.
+    generator: Generator = PreviewGenerator()
+    rendered = job(tmp_path)
+    result = generator.render(rendered, InputResolver(tmp_path), progress=lambda _: None, is_cancelled=lambda: False)
+    assert isinstance(result, RenderResult)
+    assert result.video_path.parent == rendered.output_dir == result.last_frame_path.parent
+    assert result.numbers() == output_spec(REQUEST, rendered.seed, rendered.draft).numbers()
+    assert RenderedOutput.from_json(result.to_json()) == RenderedOutput(**result.numbers())
 
 
 def test_progress_rises_to_one(tmp_path: Path) -> None:

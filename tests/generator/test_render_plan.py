@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from dailies.generator import Mode, output_spec, plan_content
+from dailies.generator import output_spec, plan_content
 from dailies.spec.models import CreateTaskRequest
 from dailies.spec.pixels import estimate_tokens
+from dailies.spec.scenarios import Scenario
 
 from .media_fixtures import MODEL_1_0, MODEL_1_5, MODEL_2_0
 
@@ -28,7 +29,7 @@ def request(model: str = MODEL_2_0, content: list[dict[str, Any]] | None = None,
 
 def test_text_only() -> None:
     plan = plan_content(request())
-    assert plan.mode is Mode.TEXT and plan.prompt == "a red kite over the dunes"
+    assert plan.scenario is Scenario.TEXT and plan.prompt == "a red kite over the dunes"
 
 
 def test_text_commands_are_not_words_of_the_prompt() -> None:
@@ -39,13 +40,13 @@ def test_text_commands_are_not_words_of_the_prompt() -> None:
 
 def test_lone_image_without_role_is_the_first_frame() -> None:
     plan = plan_content(request(content=[TEXT, image("asset://a")]))
-    assert plan.mode is Mode.FIRST_FRAME
+    assert plan.scenario is Scenario.FIRST_FRAME
     assert plan.first_frame is not None and plan.first_frame.where == "content[1].image_url"
 
 
 def test_first_and_last_frame() -> None:
     plan = plan_content(request(content=[image("asset://a", "first_frame"), TEXT, image("asset://b", "last_frame")]))
-    assert plan.mode is Mode.FIRST_AND_LAST_FRAME
+    assert plan.scenario is Scenario.FIRST_AND_LAST_FRAME
     assert plan.first_frame.url == "asset://a" and plan.last_frame.url == "asset://b"
     assert plan.last_frame.where == "content[2].image_url"
 
@@ -58,7 +59,7 @@ def test_references_keep_request_order_and_audio_is_collected() -> None:
         {"type": "audio_url", "audio_url": {"url": "asset://s"}, "role": "reference_audio"},
     ]
     plan = plan_content(request(content=content))
-    assert plan.mode is Mode.REFERENCE
+    assert plan.scenario is Scenario.REFERENCES
     assert [ref.url for ref in plan.references] == ["asset://v", "asset://r1"]
     assert [a.where for a in plan.audios] == ["content[3].audio_url"]
     assert plan.ratio_image.url == "asset://r1"
@@ -66,7 +67,37 @@ def test_references_keep_request_order_and_audio_is_collected() -> None:
 
 def test_last_frame_without_first_frame_is_used_as_a_reference() -> None:
     plan = plan_content(request(content=[TEXT, image("asset://b", "last_frame")]))
-    assert plan.mode is Mode.REFERENCE and plan.references[0].url == "asset://b"
+    assert plan.scenario is Scenario.REFERENCES and plan.references[0].url == "asset://b"
+
+
+def test_an_image_without_a_role_beside_a_video_is_a_reference_not_a_first_frame() -> None:
+    # The rules read this request as references (the image defaults to a reference image when a
+    # video or audio clip is beside it); the renderer used to draw the image as a first frame and
+    # drop the video.
+    video = {"type": "video_url", "video_url": {"url": "asset://v"}}
+    plan = plan_content(request(content=[TEXT, image("asset://a"), video]))
+    assert plan.scenario is Scenario.REFERENCES and plan.first_frame is None
+    assert [(ref.url, ref.kind, ref.role) for ref in plan.references] == [
+        ("asset://a", "image", "reference_image"), ("asset://v", "video", "reference_video")]
+
+
+def test_an_image_without_a_role_beside_audio_is_a_reference_and_the_audio_is_kept() -> None:
+    audio = {"type": "audio_url", "audio_url": {"url": "asset://s"}}
+    plan = plan_content(request(content=[TEXT, image("asset://a"), audio]))
+    assert plan.scenario is Scenario.REFERENCES and plan.first_frame is None
+    assert [ref.url for ref in plan.references] == ["asset://a"]
+    assert [a.url for a in plan.audios] == ["asset://s"]
+
+
+def test_first_frame_wins_over_references_mixed_with_it() -> None:
+    content = [TEXT, image("asset://a", "first_frame"), image("asset://r", "reference_image")]
+    plan = plan_content(request(content=content))
+    assert plan.scenario is Scenario.FIRST_FRAME and plan.first_frame.url == "asset://a" and plan.references == ()
+
+
+def test_audio_alone_draws_the_text_scene_with_its_sound() -> None:
+    plan = plan_content(request(content=[TEXT, {"type": "audio_url", "audio_url": {"url": "asset://s"}}]))
+    assert plan.scenario is Scenario.TEXT and [a.url for a in plan.audios] == ["asset://s"]
 
 
 def test_draft_task_content_must_be_resolved_by_the_service() -> None:

@@ -10,7 +10,6 @@ import pytest
 from pydantic import ValidationError
 
 from dailies.spec.models import (
-    TERMINAL_STATUSES,
     CreateTaskRequest,
     CreateTaskResponse,
     ErrorResponse,
@@ -19,6 +18,7 @@ from dailies.spec.models import (
     TaskRecord,
 )
 from dailies.spec.problems import INVALID, MISSING
+from dailies.spec.statuses import TERMINAL, TaskStatus
 from dailies.spec.validation import check_create_body
 
 from .builders import V10, V15, V20, audio, body, draft_task, image, paths, text, video
@@ -413,10 +413,10 @@ def test_task_record_needs_only_id_and_status() -> None:
     assert not record.is_terminal
 
 
-@pytest.mark.parametrize("status", ["queued", "running", "cancelled", "succeeded", "failed", "expired"])
+@pytest.mark.parametrize("status", list(TaskStatus))
 def test_task_record_statuses(status: str) -> None:
     record = TaskRecord.model_validate({"id": "cgt-1", "status": status})
-    assert record.is_terminal == (status in TERMINAL_STATUSES)
+    assert record.is_terminal == (status in TERMINAL)
     assert record.is_terminal == (status not in ("queued", "running"))
 
 

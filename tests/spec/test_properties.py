@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from dailies.spec import limits as L
 from dailies.spec.catalog import MODELS, Model
+from dailies.spec.drafts import FIELDS_TAKEN_FROM_DRAFT
 from dailies.spec.models import CreateTaskRequest
 from dailies.spec.pixels import RATIOS
 from dailies.spec.problems import INVALID, MISSING
-from dailies.spec.rules import FIELDS_TAKEN_FROM_DRAFT
 from dailies.spec.text_commands import parse_text
 from dailies.spec.validation import check_create_body
 

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from dailies.spec.catalog import MODELS, Region, find_model, model_ids, region_of, region_of_host
+from dailies.spec.drafts import FIELDS_TAKEN_FROM_DRAFT
 from dailies.spec.problems import INVALID, MISSING
-from dailies.spec.rules import FIELDS_TAKEN_FROM_DRAFT, check_request
+from dailies.spec.rules import check_request
 from dailies.spec.validation import check_create_body
 
 from .builders import (

@@ -1,33 +1,45 @@
 # Each target creates .venv if missing, installs the project into it, then runs.
+# `make up` installs what running needs; `make test` adds the test tools and the team extra
+# (PostgreSQL and S3 drivers, which the tests use against real servers).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: up test lint bench clean
+.PHONY: up test lint bench bench-scale clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml
+$(RUN_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	$(BIN)/pip install --quiet -e .
+	touch $(RUN_STAMP)
 
-up: $(STAMP)
+$(TEST_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev,team]'
+	touch $(TEST_STAMP) $(RUN_STAMP)
+
+up: $(RUN_STAMP)
 	$(BIN)/dailies up
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/python bench/render.py
 	$(BIN)/python bench/service.py
 	$(BIN)/python bench/image_check.py
+
+# Starts its own PostgreSQL and SeaweedFS (see bench/README.md); a few minutes on 2 cores.
+bench-scale: $(TEST_STAMP)
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV)

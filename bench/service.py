@@ -448,8 +448,10 @@ def interleaved(calls: int, warmup: int, steps: list[Callable[[], object]],
 
 def stored_tasks_section(count: int, workdir: Path) -> None:
     from dailies.service.db import make_engine
+    from dailies.service.files import ResultFiles
     from dailies.service.records import build_record
     from dailies.service.signing import UrlSigner, load_or_create_secret
+    from dailies.service.storage import LocalStorage
     from dailies.service.store import TaskStore
     from dailies.spec.models import ListTasksQuery
 
@@ -469,7 +471,7 @@ def stored_tasks_section(count: int, workdir: Path) -> None:
     try:
         print(f"   bulk insert {fill_seconds:.1f} s; service ready in {server.wait_ready():.1f} s")
         store = TaskStore(engine)
-        signer = UrlSigner(load_or_create_secret(data_dir))
+        storage = LocalStorage(ResultFiles(data_dir / "files"), UrlSigner(load_or_create_secret(data_dir)))
         print(f"{'query':<45}{'total':>7}{'items':>6}{'KB':>5}{'n':>5}{'HTTP p50':>10}{'HTTP p99':>10}"
               f"{'SQL p50':>9}{'SQL p99':>9}{'rec+JSON p50':>14}{'rest p50':>10}")
         plans = []
@@ -488,7 +490,7 @@ def stored_tasks_section(count: int, workdir: Path) -> None:
                         lambda p=params: client.get(TASKS, params=p).raise_for_status(),
                         lambda q=query: store.list("bench", q, int(time.time())),
                         lambda t=page_total, page=page: json.dumps(
-                            {"total": t, "items": [build_record(row, signer, server.url) for row in page]}),
+                            {"total": t, "items": [build_record(row, storage, server.url) for row in page]}),
                     ])
                 rest = http_p50 - sql_p50 - rec_p50
                 flag = "" if http_p50 < LIST_TARGET_MS or items < 100 else "  > target"

@@ -1,9 +1,10 @@
 """The `dailies` command.
 
     dailies serve      run the task service
+    dailies worker     run render slots only, for a team deployment (PostgreSQL + S3)
     dailies keys       list or create API keys (and show each project's webhook secret)
     dailies up         run the service and the dashboard together
-    dailies dashboard  run the dashboard against ARK_BASE_URL / ARK_API_KEY
+    dailies dashboard  run the dashboard against ARK_BASE_URL / ARK_API_KEY (--team: shared, no default key)
     dailies create | list | get | cancel | wait | download   use any service from the shell
 """
 
@@ -15,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import cli_client
+from . import cli_client, cli_team
 from .api_keys import mask as mask_key
 
 DEFAULT_DATA_DIR = Path(os.environ.get("DAILIES_DATA_DIR", ".dailies"))
@@ -49,6 +50,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         allow_loopback_callbacks=not args.refuse_loopback_callbacks,
         allow_private_callbacks=args.allow_private_callbacks,
         stale_after=args.stale_after,
+        database_url=args.database_url,
+        storage=args.storage,
     )
     app = create_app(settings)
     if not app.state.services.api_keys:
@@ -60,14 +63,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_keys(args: argparse.Namespace) -> int:
     from .service import keys as key_store
+    from .service.settings import keys_from_environment
 
+    if args.database_url:
+        return cli_team.keys_in_database(args, keys_from_environment())
     if args.action == "create":
         entry = key_store.create_key(args.data_dir, args.project)
         print(f"project {entry.project}\nkey     {entry.key}")
         print(f"webhook secret {key_store.webhook_secret(args.data_dir, entry.project)}")
         return 0
-    from .service.settings import keys_from_environment
-
     projects = key_store.list_projects(args.data_dir, keys_from_environment())
     if not projects:
         print(f"No keys in {args.data_dir}. Make one with `dailies keys create`.")
@@ -81,17 +85,24 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from .launcher import run_up
+    from .launcher import run_up, team_mode_in
 
-    return run_up(args.data_dir, args.api_port, args.ui_port, workers=args.workers, open_browser=args.open)
+    return run_up(args.data_dir, args.api_port, args.ui_port, workers=args.workers, open_browser=args.open,
+                  team=args.team or team_mode_in(os.environ))
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
     import subprocess
 
-    from .launcher import streamlit_command
+    from .launcher import dashboard_env, streamlit_command, team_mode_in
 
-    return subprocess.call(streamlit_command(args.ui_port))
+    data_dir = args.data_dir.resolve() if args.data_dir is not None else None
+    env = dashboard_env(dict(os.environ), None, None, data_dir, args.team or team_mode_in(os.environ))
+    return subprocess.call(streamlit_command(args.ui_port, args.host), env=env)
+
+
+TEAM_HELP = ("a dashboard shared by a team: it has no key of its own (ARK_API_KEY is ignored); each person "
+             "enters theirs in Settings, remembered for their browser only")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,13 +126,18 @@ def build_parser() -> argparse.ArgumentParser:
                                                        "to this file instead of stderr")
     serve.add_argument("--stale-after", type=float, default=15.0,
                        help="seconds without a heartbeat after which a running task is put back in the queue")
+    cli_team.add_backend_arguments(serve)
+    cli_team.describe_deployment(serve)
     serve.set_defaults(func=cmd_serve)
+
+    cli_team.register_worker(sub, default_workers(), DEFAULT_DATA_DIR)
 
     keys = sub.add_parser("keys", help="list or create API keys")
     keys.add_argument("action", nargs="?", choices=["list", "create"], default="list")
     keys.add_argument("--project", help="project of the new key (default: a new project)")
     keys.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     keys.add_argument("--show", action="store_true", help="print keys in full")
+    cli_team.add_backend_arguments(keys, storage=False)
     keys.set_defaults(func=cmd_keys)
 
     up = sub.add_parser("up", help="run the service and the dashboard together")
@@ -130,10 +146,16 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--ui-port", type=int, default=8501)
     up.add_argument("--workers", type=_positive_int, default=None, help="render slots (default: sized to the machine)")
     up.add_argument("--open", action="store_true", help="open the dashboard in a browser")
+    up.add_argument("--team", action="store_true", help=TEAM_HELP + ". Same as DAILIES_DASHBOARD_TEAM=1.")
     up.set_defaults(func=cmd_up)
 
     dash = sub.add_parser("dashboard", help="run only the dashboard (uses ARK_BASE_URL and ARK_API_KEY)")
     dash.add_argument("--ui-port", type=int, default=8501)
+    dash.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 to share it on the network)")
+    dash.add_argument("--data-dir", type=Path, default=None,
+                      help="where the journal, kept videos and remembered keys live (default: DAILIES_DATA_DIR "
+                           "or .dailies)")
+    dash.add_argument("--team", action="store_true", help=TEAM_HELP + ". Same as DAILIES_DASHBOARD_TEAM=1.")
     dash.set_defaults(func=cmd_dashboard)
 
     cli_client.register(sub)

@@ -42,9 +42,13 @@ class LiveService:
         self.thread.join(15)
 
 
-def start_live_service(data_dir: Path, workers: int = 1, **settings) -> LiveService:
+def start_live_service(data_dir: Path, workers: int = 1, api_keys: dict[str, str] | None = None,
+                       **settings) -> LiveService:
+    """`api_keys` maps keys to projects (default: API_KEY in project "tests"); the first key is the
+    one `LiveService.api_key` names."""
+    api_keys = api_keys or {API_KEY: "tests"}
     port = free_port()
-    app = create_app(Settings(data_dir=data_dir, api_keys={API_KEY: "tests"}, workers=workers,
+    app = create_app(Settings(data_dir=data_dir, api_keys=api_keys, workers=workers,
                               public_url=f"http://127.0.0.1:{port}", log_requests=False, poll_interval=0.05,
                               **settings))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
@@ -59,4 +63,4 @@ def start_live_service(data_dir: Path, workers: int = 1, **settings) -> LiveServ
             time.sleep(0.05)
     else:
         raise RuntimeError("the live service did not start")
-    return LiveService(f"http://127.0.0.1:{port}/api/v3", API_KEY, data_dir, app, server, thread)
+    return LiveService(f"http://127.0.0.1:{port}/api/v3", next(iter(api_keys)), data_dir, app, server, thread)

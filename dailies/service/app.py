@@ -1,7 +1,7 @@
 """`create_app(settings)`: the FastAPI application of the task service.
 
-Nothing is built at import time: the engine, the workers and the callback queue belong to the
-app made here, started and stopped with its lifespan.
+Nothing is built at import time: the engine, the workers and the callback queue (`Services`,
+services.py) belong to the app made here, started and stopped with its lifespan.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import logging
 import time
 import uuid
 from contextlib import asynccontextmanager
-from functools import lru_cache
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -20,75 +19,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..generator.protocol import Generator
-from . import keys as key_store
-from . import legacy_projects
 from .api_errors import ApiError
-from .callbacks import CallbackQueue
-from .db import make_engine
-from .files import ResultFiles
 from .openapi import install_openapi
-from .records import build_record
 from .routes import router
-from .settings import Settings, keys_from_environment
-from .signing import UrlSigner, load_or_create_secret
-from .store import TaskStore
-from .tasks import TaskService
-from .workers import WorkerPool
+from .services import Services
+from .settings import Settings
 
 log = logging.getLogger("dailies.http")
-
-
-class Services:
-    """Everything one app instance owns, reachable from routes as `request.app.state.services`."""
-
-    def __init__(self, settings: Settings, generator: Generator | None = None) -> None:
-        self.settings = settings
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        self.engine = make_engine(settings.db_path)
-        self.api_keys = _api_keys_after_renaming_legacy_projects(settings, self.engine)
-        self.signer = UrlSigner(load_or_create_secret(settings.data_dir))
-        self.files = ResultFiles(settings.files_dir)
-        self.callbacks = CallbackQueue(
-            self.engine, settings,
-            record_for=lambda row: build_record(row, self.signer, settings.public_url),
-            secret_for=self.webhook_secret,
-        )
-        self.store = TaskStore(self.engine, on_change=self.callbacks.enqueue)
-        self.tasks = TaskService(settings, self.store, self.signer, self.files)
-        self.workers = WorkerPool(settings, self.store, generator or _preview_generator(), self.files,
-                                  self.signer)
-
-    @lru_cache(maxsize=256)  # noqa: B019 - one Services per app; the cache dies with it
-    def webhook_secret(self, project: str) -> str:
-        return key_store.webhook_secret(self.settings.data_dir, project)
-
-    def start(self) -> None:
-        self.workers.start()
-        self.callbacks.start()
-
-    def stop(self) -> None:
-        self.workers.stop()
-        self.callbacks.stop()
-        self.engine.dispose()
-
-
-def _api_keys_after_renaming_legacy_projects(settings: Settings, engine) -> dict[str, str]:
-    """key -> project, from the settings, DAILIES_API_KEYS or the keys file, once the project names
-    earlier versions made from parts of keys have been renamed (legacy_projects.py says how)."""
-    file_renames = legacy_projects.keys_file_renames(key_store.stored_entries(settings.data_dir))
-    key_store.rename_projects(settings.data_dir, file_renames)
-    api_keys = settings.api_keys or keys_from_environment() or key_store.load_keys(settings.data_dir)
-    renames = {**legacy_projects.bare_key_renames(legacy_projects.stored_projects(engine), api_keys),
-               **file_renames}
-    key_store.rename_projects(settings.data_dir, renames)
-    legacy_projects.rename_projects(engine, renames)
-    return api_keys
-
-
-def _preview_generator() -> Generator:
-    from ..generator import PreviewGenerator
-
-    return PreviewGenerator()
 
 
 def create_app(settings: Settings, generator: Generator | None = None, start_background: bool = True) -> FastAPI:

@@ -4,7 +4,10 @@ never block the API or rendering.
 - `enqueue` runs inside the transaction of each status change and stores the event with a
   snapshot of the record at that moment (the body of a "running" callback says running).
 - Deliverers claim due events; an event waits while an earlier event of the same task is still
-  pending, so each receiver sees a task's changes in order.
+  pending, so each receiver sees a task's changes in order. On PostgreSQL the claim is one
+  `UPDATE ... WHERE seq = (SELECT ... FOR UPDATE SKIP LOCKED)`, so deliverers of any number of
+  processes never wait on each other; idle deliverers sleep until a NOTIFY (wakeups.py) or the
+  next scheduled retry.
 - `succeeded` and `failed` get 1 + 3 attempts with exponential backoff and jitter; the other
   statuses one. Only 2xx counts; redirects are not followed.
 - Every attempt is logged (attempt, time, status code, latency, error).
@@ -21,15 +24,16 @@ import uuid
 from collections.abc import Callable
 
 import httpx
-from sqlalchemy import Connection, Row, and_, insert, select, update
+from sqlalchemy import Connection, Row, and_, func, insert, select, update
 from sqlalchemy.orm import aliased
 
 from ..netguard import BlockedAddress, check_public_host
 from ..spec import limits as L
 from ..spec.models import CALLBACK_STATUSES
 from ..webhooks import signed_headers
-from .db import callback_attempts, callback_events, writer
+from .db import callback_attempts, callback_events, is_postgres, writer
 from .settings import Settings
+from .wakeups import CALLBACKS_CHANNEL, Wakeups
 
 log = logging.getLogger("dailies.callbacks")
 
@@ -48,16 +52,17 @@ def retry_delay(settings: Settings, attempts_made: int, rng: random.Random) -> f
 class CallbackQueue:
     def __init__(self, engine, settings: Settings, record_for: Callable[[Row], dict],
                  secret_for: Callable[[str], str], transport: httpx.BaseTransport | None = None,
-                 deliverers: int = 4) -> None:
+                 deliverers: int = 4, wakeups: Wakeups | None = None) -> None:
         self.engine = engine
         self.write = writer(engine)
         self.settings = settings
+        self.wakeups = wakeups or Wakeups(engine, settings)
+        self.skip_locked = is_postgres(engine)
         self.record_for = record_for
         self.secret_for = secret_for
         self.transport = transport
         self.deliverers = deliverers
         self.stop_event = threading.Event()
-        self.wake = threading.Event()
         self.threads: list[threading.Thread] = []
         self.rng = random.Random()
         # A project's secret is made and saved on first use (keys.webhook_secret, a read-modify-write
@@ -80,12 +85,13 @@ class CallbackQueue:
             max_attempts=1 + L.CALLBACK_MAX_RETRIES if row.status in RETRIED_STATUSES else 1,
             next_attempt_at=now, created_at=now,
         ))
-        self.wake.set()
+        self.wakeups.announce(conn, CALLBACKS_CHANNEL)
 
     # ---------- consuming ----------
 
     def start(self) -> None:
         self.stop_event.clear()
+        self.wakeups.start()  # shared with the render slots: stopped with the Services, not here
         for n in range(self.deliverers):
             thread = threading.Thread(target=self._run, args=(f"cb-{uuid.uuid4().hex[:6]}-{n}",),
                                       name=f"dailies-callbacks-{n}", daemon=True)
@@ -94,7 +100,7 @@ class CallbackQueue:
 
     def stop(self, timeout: float = 12.0) -> None:
         self.stop_event.set()
-        self.wake.set()
+        self.wakeups.callbacks.notify()
         for thread in self.threads:
             thread.join(timeout)
         self.threads.clear()
@@ -102,15 +108,16 @@ class CallbackQueue:
     def _run(self, deliverer: str) -> None:
         with httpx.Client(transport=self.transport, follow_redirects=False,
                           timeout=self.settings.callback_timeout) as http:
+            wakeup = self.wakeups.callbacks
             while not self.stop_event.is_set():
+                seen = wakeup.generation()
                 try:
                     event = self.claim(deliverer)
                 except Exception:
                     log.exception("claiming a callback failed")
                     event = None
                 if event is None:
-                    self.wake.wait(self.settings.poll_interval)
-                    self.wake.clear()
+                    wakeup.wait(seen, self._idle_wait())
                     continue
                 try:
                     self.deliver(http, event)
@@ -118,6 +125,26 @@ class CallbackQueue:
                     # Recording the outcome failed (a database error): keep this deliverer alive;
                     # the event stays claimed and is handed out again after the claim timeout.
                     log.exception("delivering callback %s failed", event.webhook_id)
+
+    def _idle_wait(self) -> float:
+        """How long an idle deliverer sleeps unless woken. With notifications: until the next
+        scheduled retry (nobody announces a retry coming due), at most the poll interval. Events
+        due but held back (claimed, or behind an earlier event of their task) are left to the
+        deliverer holding them, which claims again as soon as it is done."""
+        if not self.wakeups.notifies:
+            return self.wakeups.poll_interval
+        now = self.settings.clock()
+        try:
+            with self.engine.connect() as conn:
+                due = conn.execute(select(func.min(callback_events.c.next_attempt_at))
+                                   .where(callback_events.c.state == "pending",
+                                          callback_events.c.next_attempt_at > now)).scalar()
+        except Exception:
+            log.exception("reading the next callback retry failed")
+            due = None
+        if due is None:
+            return self.wakeups.poll_interval
+        return min(self.wakeups.poll_interval, due - now + 0.001)
 
     def claim(self, deliverer: str) -> Row | None:
         now = self.settings.clock()
@@ -135,7 +162,17 @@ class CallbackQueue:
             .order_by(callback_events.c.next_attempt_at, callback_events.c.seq)
             .limit(1)
         )
-        # Look first without the write lock: most polls find nothing due, and taking the lock
+        if self.skip_locked:
+            # One statement; rows another deliverer is claiming right now are skipped, not waited for.
+            with self.write.begin() as conn:
+                return conn.execute(
+                    update(callback_events)
+                    .where(callback_events.c.seq == pick.with_for_update(skip_locked=True).scalar_subquery(),
+                           callback_events.c.state == "pending", free)
+                    .values(claimed_by=deliverer, claimed_at=now)
+                    .returning(*callback_events.c)
+                ).first()
+        # SQLite: look first without the write lock: most polls find nothing due, and taking the lock
         # on each of them would make every idle deliverer contend with the API's writes.
         with self.engine.connect() as conn:
             if conn.execute(pick).scalar() is None:

@@ -1,8 +1,15 @@
-"""Schema and engine: SQLAlchemy Core on SQLite in WAL mode.
+"""Schema and engine: SQLAlchemy Core on SQLite in WAL mode (the embedded default) or on
+PostgreSQL (a team's deployment: several API nodes and render workers on one database).
 
-Writers open their transaction with `BEGIN IMMEDIATE`, so two processes on one data directory
-queue for the write lock instead of failing with "database is locked" when a read transaction
-tries to become a write one; readers use plain deferred transactions and never block writers.
+SQLite: writers open their transaction with `BEGIN IMMEDIATE`, so two processes on one data
+directory queue for the write lock instead of failing with "database is locked" when a read
+transaction tries to become a write one; readers use plain deferred transactions and never block
+writers.
+
+PostgreSQL (psycopg 3): plain READ COMMITTED transactions; what must not race takes a row lock
+(`FOR UPDATE SKIP LOCKED` claims, in store.py and callbacks.py) or an advisory lock (the schema
+at start, a project's quota and idempotency check). The schema is created or upgraded by whichever
+process starts first; the others wait on the advisory lock and then find it done.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Engine,
@@ -22,15 +30,22 @@ from sqlalchemy import (
     Text,
     create_engine,
     event,
+    text,
 )
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.schema import CreateIndex
 
 metadata = MetaData()
 
+# Row counters: 64-bit on PostgreSQL; on SQLite an `INTEGER PRIMARY KEY` (the rowid) is already
+# 64-bit and only that exact type name autoincrements.
+Serial = BigInteger().with_variant(Integer, "sqlite")
+# Unix seconds outlive 2038 in 64 bits; seeds reach 2**32 - 1, past PostgreSQL's INTEGER.
+Epoch = BigInteger
+
 tasks = Table(
     "tasks", metadata,
-    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("seq", Serial, primary_key=True, autoincrement=True),
     Column("id", String, nullable=False, unique=True),
     Column("project", String, nullable=False),
     Column("model", String, nullable=False),  # the model id, as the record shows it
@@ -40,17 +55,17 @@ tasks = Table(
     Column("tier_rank", Integer, nullable=False),  # 0 default, 1 flex: the scheduler's first key
     Column("priority", Integer),
     Column("request", Text, nullable=False),  # the request to render, as JSON
-    Column("seed", Integer, nullable=False),  # the seed used: drawn at creation when -1 or not given
+    Column("seed", BigInteger, nullable=False),  # the seed used: drawn at creation when -1 or not given
     Column("draft", Boolean, nullable=False, default=False),
     Column("draft_task_id", String),
     Column("safety_identifier", String),
     Column("callback_url", String),
     Column("execution_expires_after", Integer, nullable=False),
-    Column("deadline_at", Integer, nullable=False),
-    Column("created_at", Integer, nullable=False),
-    Column("updated_at", Integer, nullable=False),
-    Column("started_at", Integer),
-    Column("finished_at", Integer),
+    Column("deadline_at", Epoch, nullable=False),
+    Column("created_at", Epoch, nullable=False),
+    Column("updated_at", Epoch, nullable=False),
+    Column("started_at", Epoch),
+    Column("finished_at", Epoch),
     Column("worker_id", String),
     Column("heartbeat_at", Float),
     Column("attempts", Integer, nullable=False, default=0),
@@ -76,14 +91,14 @@ idempotency = Table(
     Column("key", String, primary_key=True),
     Column("body_hash", String, nullable=False),
     Column("task_id", String, nullable=False),
-    Column("created_at", Integer, nullable=False),
+    Column("created_at", Epoch, nullable=False),
 )
 
 # One row per callback event (a task's status change to be POSTed), written in the same
 # transaction as the change itself, so no event is lost to a crash.
 callback_events = Table(
     "callback_events", metadata,
-    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("seq", Serial, primary_key=True, autoincrement=True),
     Column("webhook_id", String, nullable=False, unique=True),
     Column("task_id", String, nullable=False),
     Column("project", String, nullable=False),
@@ -103,7 +118,7 @@ callback_events = Table(
 
 callback_attempts = Table(
     "callback_attempts", metadata,
-    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("seq", Serial, primary_key=True, autoincrement=True),
     Column("webhook_id", String, nullable=False),
     Column("task_id", String, nullable=False),
     Column("status", String, nullable=False),  # the task status the event reported
@@ -116,7 +131,58 @@ callback_attempts = Table(
 )
 
 
-def make_engine(db_path: Path) -> Engine:
+# Taken by every process that starts on the database; project locks (store.py) hash into the
+# 32-bit key space of the two-argument form, so they never meet this one.
+_SCHEMA_LOCK = 0x6461696C696573  # "dailies"
+
+# Secrets and keys that every machine of a team deployment needs, so they live in the database and
+# not in one machine's data directory (README, "Team deployment"). On SQLite they stay unused: the
+# keys file of the data directory holds them, as it always did.
+service_secrets = Table(
+    "service_secrets", metadata,
+    Column("name", String, primary_key=True),  # e.g. "url-signing"
+    Column("value", Text, nullable=False),
+)
+
+project_secrets = Table(
+    "project_secrets", metadata,
+    Column("project", String, primary_key=True),
+    Column("webhook_secret", Text, nullable=False),
+)
+
+# Keys made by `dailies keys create` on a team database. Only a SHA-256 of each key is kept: a
+# copy of the database does not hand out working keys.
+api_keys = Table(
+    "api_keys", metadata,
+    Column("key_sha256", String, primary_key=True),
+    Column("project", String, nullable=False),
+    Column("masked", String, nullable=False),  # what `dailies keys` may show
+    Column("created_at", Epoch, nullable=False),
+)
+
+
+def normalize_url(url: str) -> str:
+    """`postgresql://` and `postgres://` (what people and platforms write) mean psycopg 3 here."""
+    for scheme in ("postgresql://", "postgres://"):
+        if url.startswith(scheme):
+            return "postgresql+psycopg://" + url.removeprefix(scheme)
+    return url
+
+
+def is_postgres(engine: Engine) -> bool:
+    return engine.dialect.name == "postgresql"
+
+
+def make_engine(database: Path | str) -> Engine:
+    """An engine with the schema in place: a Path is a SQLite file, a string a database URL."""
+    if isinstance(database, str) and not database.startswith("sqlite"):
+        return _postgres_engine(normalize_url(database))
+    if isinstance(database, str):
+        database = Path(database.removeprefix("sqlite:///"))
+    return _sqlite_engine(database)
+
+
+def _sqlite_engine(db_path: Path) -> Engine:
     db_path.parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(f"sqlite:///{db_path}", connect_args={"timeout": 30, "check_same_thread": False})
 
@@ -134,27 +200,45 @@ def make_engine(db_path: Path) -> Engine:
     def _on_begin(conn):
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
-    _create_schema(engine)
+    _create_sqlite_schema(engine)
     return engine
 
 
-def _create_schema(engine: Engine) -> None:
+def _postgres_engine(url: str) -> Engine:
+    # pre_ping: a worker idle through a database restart or a proxy's idle cut gets a fresh
+    # connection instead of an error on its next claim.
+    engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=15)
+    with engine.begin() as conn:
+        # Transaction-scoped: released at commit, with the tables visible to the next process.
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK})
+        _create_tables(conn)
+        from .task_counts import install as install_task_counts  # it imports this module
+
+        install_task_counts(conn)
+    return engine
+
+
+def _create_sqlite_schema(engine: Engine) -> None:
     # Two processes starting on one fresh data directory may both try to create the tables.
     for attempt in range(3):
         try:
             with writer(engine).begin() as conn:
-                metadata.create_all(conn)
-                # create_all leaves the tables that exist alone, indexes included: add the
-                # indexes a newer schema declares to a data directory made by an older one.
-                for table in metadata.sorted_tables:
-                    for index in table.indexes:
-                        conn.execute(CreateIndex(index, if_not_exists=True))
+                _create_tables(conn)
             return
         except OperationalError:
             if attempt == 2:
                 raise
 
 
+def _create_tables(conn) -> None:
+    metadata.create_all(conn)
+    # create_all leaves the tables that exist alone, indexes included: add the indexes a newer
+    # schema declares to a database made by an older one.
+    for table in metadata.sorted_tables:
+        for index in table.indexes:
+            conn.execute(CreateIndex(index, if_not_exists=True))
+
+
 def writer(engine: Engine) -> Engine:
-    """The same engine, opening write transactions (BEGIN IMMEDIATE)."""
+    """The same engine, opening write transactions (BEGIN IMMEDIATE on SQLite)."""
     return engine.execution_options(write=True)

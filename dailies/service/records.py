@@ -13,22 +13,14 @@ from ..spec import limits as L
 from ..spec.catalog import find_model
 from ..spec.models import CreateTaskRequest, effective
 from ..spec.pixels import DRAFT_RESOLUTION, RATIO_DEFAULT, RESOLUTION_DEFAULT
-from .signing import UrlSigner
-
-VIDEO_NAME = "video.mp4"
-LAST_FRAME_NAME = "last_frame.png"
-
-
-def file_path(task_id: str, name: str) -> str:
-    """The URL path of a task's result file (signed when handed out)."""
-    return f"/files/{task_id}/{name}"
+from .storage import LAST_FRAME_NAME, VIDEO_NAME, ResultStorage
 
 
 def result_expires_at(row: Row) -> int:
     return int(row.finished_at or row.updated_at) + L.RESULT_URL_VALIDITY_SECONDS
 
 
-def build_record(row: Row, signer: UrlSigner, base_url: str) -> dict[str, Any]:
+def build_record(row: Row, storage: ResultStorage, base_url: str) -> dict[str, Any]:
     request = CreateTaskRequest.model_validate_json(row.request)
     used = json.loads(row.result) if row.result else {}
     record: dict[str, Any] = {
@@ -40,10 +32,12 @@ def build_record(row: Row, signer: UrlSigner, base_url: str) -> dict[str, Any]:
         "updated_at": row.updated_at,
     }
     if row.status == "succeeded" and row.video_file:
-        expires = result_expires_at(row)
-        content = {"video_url": signer.sign(base_url, file_path(row.id, VIDEO_NAME), expires)}
+        # Valid for 24 h from success, the same URL whoever builds the record and whenever.
+        valid_until = result_expires_at(row)
+        valid_from = valid_until - L.RESULT_URL_VALIDITY_SECONDS
+        content = {"video_url": storage.url(row.id, VIDEO_NAME, valid_from, valid_until, base_url)}
         if row.last_frame_file:
-            content["last_frame_url"] = signer.sign(base_url, file_path(row.id, LAST_FRAME_NAME), expires)
+            content["last_frame_url"] = storage.url(row.id, LAST_FRAME_NAME, valid_from, valid_until, base_url)
         record["content"] = content
     record["seed"] = used.get("seed", row.seed)
     record["resolution"] = used.get("resolution") or (

@@ -22,8 +22,15 @@ DEFAULT_ENDPOINTS: dict[str, str] = {
 @dataclass
 class Settings:
     data_dir: Path
-    # key -> project name. Empty means: read keys from DAILIES_API_KEYS or the keys file.
+    # key -> project name. Empty means: read keys from DAILIES_API_KEYS or the keys file (or, with
+    # PostgreSQL, the keys table that `dailies keys create --database-url` fills).
     api_keys: dict[str, str] = field(default_factory=dict)
+    # None: SQLite in the data directory. `postgresql://...` for a team (several API nodes and
+    # workers on one database); see README, "Team deployment".
+    database_url: str | None = None
+    # None: result files in the data directory. `s3://bucket/prefix` for S3-compatible storage,
+    # configured by the standard AWS settings (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...).
+    storage: str | None = None
     workers: int = 1
     # Where result URLs point when there is no request to take the host from (callbacks).
     public_url: str = "http://127.0.0.1:8000"
@@ -38,7 +45,11 @@ class Settings:
     stale_after: float = 15.0
     # How often the housekeeper looks for expired tasks and purges old records.
     sweep_interval: float = 5.0
+    # How often an idle render slot or callback deliverer looks for work. With PostgreSQL they are
+    # woken by LISTEN/NOTIFY instead and only look every `notified_poll_interval`, a safety net
+    # for a notification lost while the listening connection was down.
     poll_interval: float = 0.2
+    notified_poll_interval: float = 5.0
     # Callback retry delays for succeeded/failed (seconds before retry 1, 2, 3).
     callback_retry_delays: tuple[float, ...] = (2.0, 10.0, 40.0)
     callback_timeout: float = 10.0
@@ -52,6 +63,11 @@ class Settings:
             raise ValueError("workers must be 0 or more")
 
     @property
+    def database(self) -> Path | str:
+        """What `db.make_engine` opens: the SQLite file, or the configured database URL."""
+        return self.database_url or self.db_path
+
+    @property
     def db_path(self) -> Path:
         return self.data_dir / "dailies.sqlite3"
 
@@ -62,6 +78,11 @@ class Settings:
     @property
     def assets_dir(self) -> Path:
         return self.data_dir / "assets"
+
+    @property
+    def scratch_dir(self) -> Path:
+        """Where renders are written before they are stored (local to this machine)."""
+        return self.files_dir / ".work"
 
 
 def parse_api_keys(text: str) -> dict[str, str]:

@@ -44,6 +44,7 @@ from sqlalchemy.sql.operators import custom_op
 
 from ..spec import limits as L
 from ..spec.models import ListTasksQuery
+from . import task_counts
 from .db import idempotency, is_postgres, tasks, writer
 
 log = logging.getLogger("dailies.tasks")
@@ -158,8 +159,12 @@ class TaskStore:
         if query.task_ids:
             where.append(tasks.c.id.in_(query.task_ids))
         cond = and_(*where)
+        total_query = select(func.count()).select_from(tasks).where(cond)
+        if self.dialect.postgres and not query.task_ids:  # ids: a few rows, counted as they are
+            from_counters = task_counts.total_statement(project, query, now, cond)
+            total_query = total_query if from_counters is None else from_counters
         with self.engine.connect() as conn:
-            total = conn.execute(select(func.count()).select_from(tasks).where(cond)).scalar_one()
+            total = conn.execute(total_query).scalar_one()
             rows = conn.execute(
                 select(tasks).where(cond)
                 .order_by(tasks.c.created_at.desc(), tasks.c.seq.desc())
@@ -385,6 +390,8 @@ class TaskStore:
             ).all()
             conn.execute(delete(idempotency).where(
                 idempotency.c.created_at < int(now) - L.IDEMPOTENCY_WINDOW_SECONDS))
+            if self.dialect.postgres:
+                task_counts.forget_before(conn, cutoff)
         if rows:
             log.info("purged %d task records older than 7 days", len(rows))
         return rows

@@ -18,11 +18,10 @@ from ..spec.problems import Problem
 from ..spec.urls import check_media_hosts
 from ..spec.validation import check_create_body
 from .api_errors import ApiError, from_problems, shown, task_not_found
-from .files import ResultFiles
 from .own_results import is_own_result_url
 from .records import build_record
 from .settings import Settings
-from .signing import UrlSigner
+from .storage import ResultStorage
 from .store import TaskStore, new_task_id
 
 # What a final may set again on top of its draft (DESIGN.md section 3, draft flow).
@@ -34,15 +33,17 @@ FINAL_OVERRIDES = ("resolution", "watermark", "service_tier", "return_last_frame
 class ResolvedModel:
     model: Model
     name: str  # what the request named: a model id or an endpoint id
+    # The catalog id the name stands for, in the region's family the request used (a BytePlus id
+    # for a BytePlus-style request): what the record's `model` says and what is rendered.
+    model_id: str
 
 
 class TaskService:
-    def __init__(self, settings: Settings, store: TaskStore, signer: UrlSigner, files: ResultFiles,
+    def __init__(self, settings: Settings, store: TaskStore, storage: ResultStorage,
                  project_models: dict[str, frozenset[str]] | None = None) -> None:
         self.settings = settings
         self.store = store
-        self.signer = signer
-        self.files = files
+        self.storage = storage
         self.project_models = project_models or {}
 
     def now(self) -> float:
@@ -62,7 +63,7 @@ class TaskService:
         allowed = self.project_models.get(project)
         if allowed is not None and model.id not in allowed:
             raise ApiError(403, "AccessDenied", f"The model {model.id} is not enabled for this API key.", "model")
-        return ResolvedModel(model, name)
+        return ResolvedModel(model, name, model_id)
 
     def create(self, project: str, body: object, idempotency_key: str | None = None) -> Row:
         resolved = self.resolve_model(project, body.get("model")) if isinstance(body, dict) else None
@@ -85,13 +86,15 @@ class TaskService:
         values = {
             "id": new_task_id(now),
             "project": project,
-            "model": resolved.model.id,
+            "model": resolved.model_id,
             "endpoint": resolved.name,
             "status": "queued",
             "service_tier": tier,
             "tier_rank": 0 if tier == "default" else 1,
             "priority": request.priority,
-            "request": json.dumps(to_render.to_json_dict(), separators=(",", ":")),
+            # Rendered with the catalog id, not an endpoint id: the renderer sizes by generation.
+            "request": json.dumps(to_render.model_copy(update={"model": resolved.model_id}).to_json_dict(),
+                                  separators=(",", ":")),
             "seed": seed,
             "draft": bool(request.draft),
             "draft_task_id": draft_row.id if draft_row is not None else None,
@@ -121,14 +124,14 @@ class TaskService:
     def _check_media_hosts(self, request: CreateTaskRequest) -> None:
         """Media URLs whose host is, by its text, a place the service must not fetch from. Names
         are not resolved here (the fetch does, and refuses private addresses then); our own
-        signed result URLs pass whatever their host, since they are read from disk."""
+        result URLs pass whatever their host, since they are read from storage."""
         problems = check_media_hosts(request.content, allow_loopback=self.settings.allow_loopback_inputs,
                                      trusted=self._is_own_result)
         if problems:
             raise from_problems(problems)
 
     def _is_own_result(self, url: str) -> bool:
-        return is_own_result_url(url, self.signer)
+        return is_own_result_url(url, self.storage)
 
     def _check_callback_url(self, request: CreateTaskRequest) -> None:
         """Where the callback URL resolves to; its scheme and shape were checked with the other
@@ -163,7 +166,7 @@ class TaskService:
             raise from_problems([Problem(where, f"draft task {row.id} is {row.status}; it must have succeeded")])
         if row.created_at < self.now() - L.RECORD_RETENTION_SECONDS:
             raise from_problems([Problem(where, f"draft task {row.id} is older than 7 days")])
-        if row.model != resolved.model.id:
+        if find_model(row.model) is not resolved.model:
             raise from_problems([Problem("model", f"the draft was made with {row.model}; the final must use it too")])
         return row
 
@@ -198,7 +201,7 @@ class TaskService:
     # ---------- read ----------
 
     def record(self, row: Row, base_url: str) -> dict:
-        return build_record(row, self.signer, base_url)
+        return build_record(row, self.storage, base_url)
 
     def get(self, project: str, task_id: str) -> Row:
         row = self.store.get(project, task_id)
@@ -221,7 +224,7 @@ class TaskService:
         if row.status in ("succeeded", "failed", "expired"):
             deleted = self.store.delete_terminal(project, task_id)
             if deleted is not None:
-                self.files.remove(task_id)
+                self.storage.delete([task_id])
                 return
             row = self.get(project, task_id)
         if row.status == "running":

@@ -113,7 +113,7 @@ def receiver():
 
 
 @pytest.fixture
-def open_env(tmp_path, receiver):
+def open_env(tmp_path, receiver, backend):
     """`async with open_env(**settings) as env`: an app on `tmp_path` (or `data_dir=`), its callback
     queue started unless `start_callbacks=False`. Several may be opened in turn on one directory."""
 
@@ -122,7 +122,7 @@ def open_env(tmp_path, receiver):
                     **overrides) -> AsyncIterator[CallbackEnv]:
         values = dict(data_dir=tmp_path, api_keys={KEY_A: "alpha", KEY_B: "beta"}, workers=0,
                       public_url=PUBLIC_URL, callback_retry_delays=(0.05, 0.1, 0.2), callback_timeout=5.0,
-                      poll_interval=0.02, log_requests=False)
+                      poll_interval=0.02, log_requests=False, **backend.settings())
         values.update(overrides)
         settings = Settings(**values)
         generator = generator or FakeGenerator()
@@ -135,8 +135,7 @@ def open_env(tmp_path, receiver):
                 yield CallbackEnv(app, client, generator, settings.data_dir, receiver)
         finally:
             receiver.released.set()  # let any held answer go, so stopping does not wait on it
-            services.callbacks.stop()
-            services.engine.dispose()
+            services.stop()
             receiver.released.clear()
 
     return _open

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dailies.cli import main as dailies_main
-from dailies.service.keys import new_webhook_secret, webhook_secret
+from dailies.service.keys import new_webhook_secret
 from dailies.webhooks import WebhookVerificationError, verify
 
 from ..service.conftest import KEY_B
@@ -15,9 +15,9 @@ from .receiver import verifying
 pytestmark = pytest.mark.anyio
 
 
-async def test_receiver_verifies_every_callback_with_the_project_secret(open_env, tmp_path):
+async def test_receiver_verifies_every_callback_with_the_project_secret(open_env, tmp_path, backend):
     # The secret is read before anything is delivered, as a receiver's configuration would be.
-    alpha_secret = webhook_secret(tmp_path, "alpha")
+    alpha_secret = backend.webhook_secret(tmp_path, "alpha")
     async with open_env() as env:
         url = env.receiver.script("/verified", verifying(alpha_secret))
         task_id = await env.create_task(url)
@@ -47,8 +47,8 @@ async def test_receiver_with_the_wrong_secret_refuses_and_the_attempts_are_logge
     assert {e["error"] for e in log} == {"receiver answered 401"}
 
 
-async def test_each_project_signs_with_its_own_secret(open_env, tmp_path):
-    alpha_secret, beta_secret = webhook_secret(tmp_path, "alpha"), webhook_secret(tmp_path, "beta")
+async def test_each_project_signs_with_its_own_secret(open_env, tmp_path, backend):
+    alpha_secret, beta_secret = backend.webhook_secret(tmp_path, "alpha"), backend.webhook_secret(tmp_path, "beta")
     assert alpha_secret != beta_secret
     async with open_env() as env:
         alpha_url = env.receiver.script("/alpha", verifying(alpha_secret))
@@ -62,10 +62,11 @@ async def test_each_project_signs_with_its_own_secret(open_env, tmp_path):
         verify(alpha_secret, beta_delivery.headers, beta_delivery.body)
 
 
-async def test_secret_shown_by_dailies_keys_verifies_callbacks(open_env, tmp_path, capsys):
-    assert dailies_main(["keys", "create", "--project", "alpha", "--data-dir", str(tmp_path)]) == 0
+async def test_secret_shown_by_dailies_keys_verifies_callbacks(open_env, tmp_path, capsys, backend):
+    where = ["--data-dir", str(tmp_path), *backend.cli_arguments()]
+    assert dailies_main(["keys", "create", "--project", "alpha", *where]) == 0
     created = capsys.readouterr().out
-    assert dailies_main(["keys", "--data-dir", str(tmp_path)]) == 0
+    assert dailies_main(["keys", *where]) == 0
     listed = capsys.readouterr().out
     shown = [line.split()[-1] for line in (created + listed).splitlines() if "webhook secret" in line]
     assert len(shown) == 2 and shown[0] == shown[1] and shown[0].startswith("whsec_")
@@ -75,7 +76,7 @@ async def test_secret_shown_by_dailies_keys_verifies_callbacks(open_env, tmp_pat
         assert [(e["status_code"]) for e in await env.settled(task_id, events=1)] == [200]
 
 
-async def test_first_use_of_a_secret_by_concurrent_deliverers_yields_one_secret(open_env, tmp_path):
+async def test_first_use_of_a_secret_by_concurrent_deliverers_yields_one_secret(open_env, tmp_path, backend):
     # No keys file yet: each project's secret is made on first use, by whichever deliverer comes
     # first while the others ask at the same moment. Several fresh projects give the race chances.
     projects = {f"key-{n}": f"project-{n}" for n in range(6)}
@@ -86,7 +87,7 @@ async def test_first_use_of_a_secret_by_concurrent_deliverers_yields_one_secret(
         env.services.callbacks.start()
         logs = [await env.settled(task_id, events=1) for task_id in ids]
     assert [(e["status_code"], e["error"]) for log in logs for e in log] == [(200, None)] * len(ids)
-    secrets = {project: webhook_secret(tmp_path, project) for project in projects.values()}
+    secrets = {project: backend.webhook_secret(tmp_path, project) for project in projects.values()}
     assert len(set(secrets.values())) == len(projects)
     deliveries = env.receiver.deliveries("/first-use")
     assert len(deliveries) == len(ids)

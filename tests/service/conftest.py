@@ -4,6 +4,7 @@ task runs."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from dailies.service.settings import Settings
 from dailies.spec.catalog import find_model
 from dailies.spec.models import effective
 from dailies.spec.pixels import DRAFT_RESOLUTION, dimensions, estimate_tokens, frame_count, resolve_ratio
+
+from ..conftest import Backend
 
 TASKS = "/api/v3/contents/generations/tasks"
 MODEL_2_0 = "doubao-seedance-2-0-260128"
@@ -82,6 +85,7 @@ class Env:
     clock: FakeClock
     generator: FakeGenerator
     data_dir: Path
+    backend: Backend = field(default_factory=lambda: Backend("sqlite"))
 
     @property
     def services(self):
@@ -98,6 +102,17 @@ class Env:
 
     async def delete(self, task_id: str, key: str = KEY_A) -> httpx.Response:
         return await self.client.delete(f"{TASKS}/{task_id}", headers={"Authorization": f"Bearer {key}"})
+
+    async def fetch(self, url: str, **kwargs) -> httpx.Response:
+        """GET a result URL where it points: the app itself (local files) or the S3 server."""
+        if url.startswith("http://testserver/"):
+            return await self.client.get(url, **kwargs)
+        async with httpx.AsyncClient() as http:
+            return await http.get(url, **kwargs)
+
+    def stored(self, task_id: str) -> set[str]:
+        """The names of the task's stored result files."""
+        return self.backend.stored_names(self.data_dir, task_id)
 
     def run_next(self, worker_id: str = "w1") -> str | None:
         """Claim and render the next task, as one render slot would."""
@@ -124,13 +139,14 @@ def anyio_backend():
 
 
 @pytest.fixture
-async def env(tmp_path):
-    clock = FakeClock()
+async def env(tmp_path, backend):
+    # From the current whole second: an S3 server checks presigned URLs against the real time.
+    clock = FakeClock(float(int(time.time())))
     generator = FakeGenerator()
     settings = Settings(data_dir=tmp_path, api_keys={KEY_A: "alpha", KEY_B: "beta"}, workers=0,
-                        clock=clock, log_requests=False)
+                        clock=clock, log_requests=False, **backend.settings())
     app = create_app(settings, generator=generator, start_background=False)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-        yield Env(app, client, clock, generator, tmp_path)
-    app.state.services.engine.dispose()
+        yield Env(app, client, clock, generator, tmp_path, backend)
+    app.state.services.stop()

@@ -3,6 +3,8 @@ purging and result URLs, with the clock and the workers under the test's control
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dailies.spec import limits as L
@@ -103,11 +105,10 @@ async def test_delete_running_is_409(env):
 async def test_delete_terminal_removes_record_and_files(env):
     [task_id] = await make(env)
     env.run_next()
-    video_dir = env.services.files.dir_for(task_id)
-    assert (video_dir / "video.mp4").exists()
+    assert env.stored(task_id) == {"video.mp4"}
     assert (await env.delete(task_id)).json() == {}
     assert_error(await env.get(task_id), 404, "NotFound.Task")
-    assert not video_dir.exists()
+    assert env.stored(task_id) == set()
 
 
 async def test_cancel_never_races_a_success(env):
@@ -238,18 +239,82 @@ async def test_task_of_a_dead_worker_is_requeued_and_its_result_refused(env):
     assert (await env.get(task_id)).json()["status"] == "succeeded"
 
 
+def callback_events_of(env, task_id: str) -> list[tuple[str, dict]]:
+    """(status, record sent) of each callback event stored for a task, in order."""
+    import json
+
+    from sqlalchemy import select
+
+    from dailies.service.db import callback_events
+
+    with env.services.engine.connect() as conn:
+        rows = conn.execute(select(callback_events.c.status, callback_events.c.body)
+                            .where(callback_events.c.task_id == task_id).order_by(callback_events.c.seq)).all()
+    return [(row.status, json.loads(row.body)) for row in rows]
+
+
+async def test_a_task_that_kills_its_workers_fails_after_the_bound(env):
+    [task_id] = await make(env, callback_url="http://127.0.0.1:9/hook")
+    store = env.services.store
+    stale_after = env.services.settings.stale_after
+    for attempt in range(1, L.TASK_ATTEMPTS_MAX + 1):
+        row = store.claim_next(f"dies-{attempt}", env.clock())
+        assert row.id == task_id and row.attempts == attempt
+        env.clock.advance(stale_after + 1)  # the worker died: no heartbeat since the claim
+        env.services.workers.sweep()
+        expected = "queued" if attempt < L.TASK_ATTEMPTS_MAX else "failed"
+        assert (await env.get(task_id)).json()["status"] == expected
+    record = (await env.get(task_id)).json()
+    assert record["error"]["code"] == "TaskAttemptsExhausted"
+    assert f"lost {L.TASK_ATTEMPTS_MAX} times" in record["error"]["message"]
+    assert env.run_next() is None  # never run again
+    assert store.succeed(task_id, f"dies-{L.TASK_ATTEMPTS_MAX}", env.clock(), "{}", "video.mp4", None) is None
+    # The failure is announced like any other: a `failed` callback carrying the record.
+    events = callback_events_of(env, task_id)
+    assert [status for status, _ in events] == ["queued"] + ["running", "queued"] * (L.TASK_ATTEMPTS_MAX - 1) + [
+        "running", "failed"]
+    assert events[-1][1]["error"]["code"] == "TaskAttemptsExhausted"
+
+
+async def test_a_run_lost_fewer_times_than_the_bound_still_succeeds(env):
+    [task_id] = await make(env)
+    store = env.services.store
+    for attempt in range(1, L.TASK_ATTEMPTS_MAX):
+        store.claim_next(f"dies-{attempt}", env.clock())
+        env.clock.advance(env.services.settings.stale_after + 1)
+        env.services.workers.sweep()
+    assert env.run_next("survives") == task_id
+    assert (await env.get(task_id)).json()["status"] == "succeeded"
+    assert store.get_by_id(task_id).attempts == L.TASK_ATTEMPTS_MAX
+
+
+async def test_a_clean_stop_puts_the_task_back_without_using_an_attempt(env):
+    [task_id] = await make(env)
+    workers = env.services.workers
+    env.generator.check_cancel = True
+    row = env.services.store.claim_next("stopping", env.clock())
+    workers.stop_event.set()  # a shutdown, seen by the render as a cancellation
+    try:
+        workers.run_one(row, "stopping")
+    finally:
+        workers.stop_event.clear()
+    back = env.services.store.get_by_id(task_id)
+    assert (back.status, back.attempts, back.worker_id) == ("queued", 0, None)
+    assert env.run_next("after-restart") == task_id
+    assert (await env.get(task_id)).json()["status"] == "succeeded"
+
+
 async def test_records_and_files_older_than_seven_days_are_purged(env):
     [task_id] = await make(env)
     env.run_next()
-    folder = env.services.files.dir_for(task_id)
-    assert folder.exists()
+    assert env.stored(task_id) == {"video.mp4"}
     env.clock.advance(L.RECORD_RETENTION_SECONDS - 10)
     env.services.workers.sweep()
     assert (await env.get(task_id)).status_code == 200
     env.clock.advance(20)
     env.services.workers.sweep()
     assert (await env.get(task_id)).status_code == 404
-    assert not folder.exists()
+    assert env.stored(task_id) == set()
 
 
 async def test_failed_input_fails_the_task_with_the_real_services_error(env):
@@ -302,27 +367,48 @@ async def test_last_frame_url_only_when_asked(env):
     assert set((await env.get(task_id)).json()["content"]) == {"video_url"}
 
 
+def tampered(url: str) -> str:
+    """The URL with the last digit of its signature changed (both kinds of URL end with it)."""
+    return url[:-1] + ("1" if url[-1] == "0" else "0")
+
+
+def longer(url: str) -> str:
+    """The URL claiming a later expiry (local `expires=`, presigned `X-Amz-Expires=`)."""
+    return re.sub("(?i)(expires=)", r"\g<1>1", url, count=1)
+
+
+def assert_refused(env, response, *words: str) -> None:
+    """403 from whoever serves results: the service (its error shape) or the bucket (S3's XML)."""
+    assert response.status_code == 403, response.text
+    if not env.backend.team:
+        assert_error(response, 403, "AccessDenied")
+    for word in words:
+        assert word in response.text
+
+
 async def test_result_urls_are_signed_and_die_after_24_hours(env):
+    now = env.clock()
+    env.clock.now = now - L.RESULT_URL_VALIDITY_SECONDS - 60  # a task that succeeded yesterday
+    [old_task] = await make(env)
+    env.run_next()
+    env.clock.now = now
     [task_id] = await make(env, return_last_frame=True)
     env.run_next()
     content = (await env.get(task_id)).json()["content"]
-    video = await env.client.get(content["video_url"])
+    video = await env.fetch(content["video_url"])
     assert video.status_code == 200 and video.headers["content-type"] == "video/mp4"
-    assert (await env.client.get(content["last_frame_url"])).headers["content-type"] == "image/png"
-    tampered = content["video_url"].replace("signature=", "signature=0")
-    assert_error(await env.client.get(tampered), 403, "AccessDenied")
-    longer = content["video_url"].replace("expires=", "expires=9")
-    assert_error(await env.client.get(longer), 403, "AccessDenied")
-    env.clock.advance(L.RESULT_URL_VALIDITY_SECONDS + 1)
-    error = assert_error(await env.client.get(content["video_url"]), 403, "AccessDenied")
-    assert "expired" in error["message"]
+    assert (await env.fetch(content["last_frame_url"])).headers["content-type"] == "image/png"
+    assert_refused(env, await env.fetch(tampered(content["video_url"])))
+    assert_refused(env, await env.fetch(longer(content["video_url"])))
+    old_url = (await env.get(old_task)).json()["content"]["video_url"]
+    assert_refused(env, await env.fetch(old_url), "expired")
 
 
 async def test_range_requests_are_served_for_browser_playback(env):
     [task_id] = await make(env)
     env.run_next()
     url = (await env.get(task_id)).json()["content"]["video_url"]
-    partial = await env.client.get(url, headers={"Range": "bytes=0-9"})
+    partial = await env.fetch(url, headers={"Range": "bytes=0-9"})
     assert partial.status_code == 206 and len(partial.content) == 10
 
 
@@ -338,19 +424,20 @@ async def test_openapi_documents_the_real_inputs(env):
     assert KEY_A not in str(doc)
 
 
-async def test_own_result_urls_are_read_from_disk_for_chained_shots(env, tmp_path):
+async def test_own_result_urls_are_read_from_storage_for_chained_shots(env, tmp_path):
     from dailies.generator.inputs import InputError
 
     [task_id] = await make(env, return_last_frame=True)
     env.run_next()
     content = (await env.get(task_id)).json()["content"]
     resolver = env.services.workers.inputs
-    video_file = env.services.files.dir_for(task_id) / "video.mp4"
-    assert resolver.read_bytes(content["video_url"], "content[1].video_url") == video_file.read_bytes()
-    assert resolver.fetch(content["last_frame_url"], "content[1].image_url", tmp_path).name == "last_frame.png"
+    video = (await env.fetch(content["video_url"])).content
+    last_frame = (await env.fetch(content["last_frame_url"])).content
+    assert resolver.read_bytes(content["video_url"], "content[1].video_url") == video
+    assert resolver.fetch(content["last_frame_url"], "content[1].image_url", tmp_path).read_bytes() == last_frame
     # Not ours (bad signature): downloaded like any URL, and loopback is refused by default.
     with pytest.raises(InputError, match="content\\[1\\].video_url"):
-        resolver.read_bytes(content["video_url"].replace("signature=", "signature=ab"), "content[1].video_url")
+        resolver.read_bytes(tampered(content["video_url"]), "content[1].video_url")
     env.clock.advance(L.RESULT_URL_VALIDITY_SECONDS + 1)
     with pytest.raises(InputError, match="expired"):
         resolver.read_bytes(content["video_url"], "content[1].video_url")

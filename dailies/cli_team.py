@@ -1,0 +1,113 @@
+"""The team deployment's part of the `dailies` command: the database and storage options of
+`serve` and `keys`, and `dailies worker`. The help texts say what README's "Team deployment" says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+
+TEAM_DEPLOYMENT = """\
+One machine (the default): `dailies up` or `dailies serve`, SQLite and result files in --data-dir.
+
+A team: any number of API nodes and render workers on any machines, sharing nothing but a
+PostgreSQL database and an S3-compatible bucket (pip install 'dailies[team]'):
+
+  dailies serve --workers 0 --database-url postgresql://... --storage s3://bucket/prefix   API nodes
+  dailies worker --database-url postgresql://... --storage s3://bucket/prefix              render workers
+
+Settings (each flag also reads its environment variable):
+  --database-url   DAILIES_DATABASE_URL   postgresql://user:password@host:5432/dailies
+  --storage        DAILIES_STORAGE        s3://bucket/prefix
+  AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION: the standard AWS settings
+                   of the bucket (AWS S3, Volcengine TOS, MinIO, SeaweedFS)
+  DAILIES_API_KEYS  keys every API node accepts; more with `dailies keys create --database-url ...`
+
+The schema is created and upgraded by whichever process starts first. Webhook secrets and the
+URL signing secret live in the database. Result URLs are presigned GET URLs of the bucket, valid
+24 hours from success.
+"""
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser, storage: bool = True) -> None:
+    """--database-url (and --storage) on a subcommand, defaulting to their environment variables."""
+    parser.add_argument("--database-url", default=os.environ.get("DAILIES_DATABASE_URL") or None,
+                        help="PostgreSQL URL shared by every API node and worker (DAILIES_DATABASE_URL); "
+                             "default: SQLite in --data-dir")
+    if storage:
+        parser.add_argument("--storage", default=os.environ.get("DAILIES_STORAGE") or None,
+                            help="s3://bucket/prefix for result files (DAILIES_STORAGE; AWS_* settings); "
+                                 "default: a folder in --data-dir")
+
+
+def describe_deployment(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = TEAM_DEPLOYMENT
+
+
+def register_worker(sub, default_slots: int, default_data_dir: Path) -> None:
+    worker = sub.add_parser("worker", help="run render slots only (no HTTP), on any machine reaching the "
+                                           "database and storage",
+                            description="Render workers claim queued tasks from the database, render "
+                                        "them and store the results. No HTTP: clients talk to the API "
+                                        "nodes (`dailies serve --workers 0`).")
+    describe_deployment(worker)
+    add_backend_arguments(worker)
+    worker.add_argument("--slots", type=int, default=default_slots,
+                        help=f"render slots of this process (default {default_slots}: one per two cores)")
+    worker.add_argument("--data-dir", type=Path, default=default_data_dir,
+                        help="scratch space for renders (and the database and results when neither "
+                             "--database-url nor --storage is given)")
+    worker.add_argument("--public-url", default="http://127.0.0.1:8000",
+                        help="where the API answers, for result URLs in callbacks when results are "
+                             "local files (unused with --storage s3://...)")
+    worker.add_argument("--allow-loopback-inputs", action="store_true",
+                        help="let tasks download inputs from loopback addresses (tests, local demos)")
+    worker.add_argument("--stale-after", type=float, default=15.0,
+                        help="seconds without a heartbeat after which a running task is put back in the queue")
+    worker.add_argument("--log-file", type=Path, help="write the log to this file instead of stderr")
+    worker.set_defaults(func=cmd_worker)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from .service.settings import Settings
+    from .service.worker_process import run_worker
+
+    if args.slots < 1:
+        raise SystemExit("dailies worker: --slots must be 1 or more")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        filename=args.log_file)
+    settings = Settings(
+        data_dir=args.data_dir, workers=args.slots, database_url=args.database_url, storage=args.storage,
+        public_url=args.public_url, allow_loopback_inputs=args.allow_loopback_inputs,
+        stale_after=args.stale_after,
+    )
+    return run_worker(settings)
+
+
+def keys_in_database(args: argparse.Namespace, extra_keys: dict[str, str]) -> int:
+    """`dailies keys [create]` on a team database: keys are shown in full once, when made."""
+    from .service import shared_secrets
+    from .service.db import make_engine
+
+    engine = make_engine(args.database_url)
+    try:
+        if args.action == "create":
+            created = shared_secrets.create_key(engine, args.project)
+            print(f"project {created.project}\nkey     {created.key}")
+            print(f"webhook secret {shared_secrets.webhook_secret(engine, created.project)}")
+            print("(the database keeps only a hash of the key: store it now)")
+            return 0
+        projects = shared_secrets.list_projects(engine, extra_keys)
+        if not projects:
+            print("No keys in the database. Make one with `dailies keys create --database-url ...`.")
+        for name, info in projects.items():
+            print(f"project {name}")
+            for key in info["keys"]:
+                print(f"  key            {key}")
+            print(f"  webhook secret {info['webhook_secret']}")
+        return 0
+    finally:
+        engine.dispose()

@@ -1,0 +1,118 @@
+"""`Services`: everything one service process owns (engine, store, storage, render slots, callback
+delivery), built from its settings. The HTTP app (`create_app`) holds one; so does a render worker
+without HTTP (`dailies worker`, worker_process.py).
+
+Where keys and secrets come from depends on the database: on SQLite (one machine) the data
+directory's keys file, as always; on PostgreSQL (a team) the database itself (shared_secrets.py),
+because API nodes and workers on several machines share nothing else but the storage.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+
+from sqlalchemy import Connection, Row
+
+from ..generator.protocol import Generator
+from . import keys as key_store
+from . import legacy_projects, shared_secrets
+from .callbacks import CallbackQueue
+from .db import is_postgres, make_engine
+from .files import ResultFiles
+from .records import build_record
+from .settings import Settings, keys_from_environment
+from .signing import UrlSigner, load_or_create_secret
+from .storage import open_storage
+from .store import TaskStore
+from .tasks import TaskService
+from .wakeups import TASKS_CHANNEL, Wakeups
+from .workers import WorkerPool
+
+log = logging.getLogger("dailies.service")
+
+
+class Services:
+    """Reachable from routes as `request.app.state.services`."""
+
+    def __init__(self, settings: Settings, generator: Generator | None = None) -> None:
+        self.settings = settings
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.engine = make_engine(settings.database)
+        self.shared_database = is_postgres(self.engine)
+        if self.shared_database:
+            self.api_keys = shared_secrets.DatabaseKeys(self.engine, settings.api_keys or keys_from_environment())
+            self.signer = UrlSigner(shared_secrets.url_signing_secret(self.engine))
+        else:
+            self.api_keys = _api_keys_after_renaming_legacy_projects(settings, self.engine)
+            self.signer = UrlSigner(load_or_create_secret(settings.data_dir))
+        # The folder the /files route serves; empty (and so every /files URL a 404) when results
+        # live in object storage, whose URLs never point at the service.
+        self.files = ResultFiles(settings.files_dir)
+        self.storage = open_storage(settings.storage, self.files, self.signer)
+        if self.shared_database and not settings.storage:
+            log.warning("the database is shared but results are files in %s: every API node and worker "
+                        "must see that same folder (or use --storage s3://...)", settings.files_dir)
+        self.wakeups = Wakeups(self.engine, settings)
+        self.callbacks = CallbackQueue(
+            self.engine, settings,
+            record_for=lambda row: build_record(row, self.storage, settings.public_url),
+            secret_for=self.webhook_secret, wakeups=self.wakeups,
+        )
+        self.store = TaskStore(self.engine, on_change=self._task_changed)
+        self.tasks = TaskService(settings, self.store, self.storage)
+        self.workers = WorkerPool(settings, self.store, generator or _preview_generator(), self.storage,
+                                  self.wakeups)
+
+    def _task_changed(self, conn: Connection, row: Row) -> None:
+        """In the transaction of every status change: its callback event, and a wake-up of the
+        render slots (of every process) when it put a task in the queue."""
+        self.callbacks.enqueue(conn, row)
+        if row.status == "queued":
+            self.wakeups.announce(conn, TASKS_CHANNEL)
+
+    @lru_cache(maxsize=256)  # noqa: B019 - one Services per app; the cache dies with it
+    def webhook_secret(self, project: str) -> str:
+        if self.shared_database:
+            return shared_secrets.webhook_secret(self.engine, project)
+        return key_store.webhook_secret(self.settings.data_dir, project)
+
+    def describe(self) -> str:
+        """Where this process works, for its first log line (without the database password)."""
+        database = self.engine.url.render_as_string(hide_password=True)
+        storage = self.settings.storage or f"{self.settings.files_dir} (a local folder)"
+        return f"database {database}, results in {storage}"
+
+    def start(self, deliver_callbacks: bool = True) -> None:
+        log.info("starting %d render slot(s)%s; %s", self.settings.workers,
+                 ", callback delivery" if deliver_callbacks else "", self.describe())
+        self.wakeups.start()
+        self.workers.start()
+        if deliver_callbacks:
+            self.callbacks.start()
+
+    def stop(self) -> None:
+        """Stops whatever was started (and nothing else); safe to call more than once."""
+        self.workers.stop()
+        self.callbacks.stop()
+        self.wakeups.stop()
+        self.engine.dispose()
+
+
+def _api_keys_after_renaming_legacy_projects(settings: Settings, engine) -> dict[str, str]:
+    """key -> project, from the settings, DAILIES_API_KEYS or the keys file, once the project names
+    earlier versions made from parts of keys have been renamed (legacy_projects.py says how)."""
+    file_renames = legacy_projects.keys_file_renames(key_store.stored_entries(settings.data_dir))
+    key_store.rename_projects(settings.data_dir, file_renames)
+    api_keys = settings.api_keys or keys_from_environment() or key_store.load_keys(settings.data_dir)
+    renames = {**legacy_projects.bare_key_renames(legacy_projects.stored_projects(engine), api_keys),
+               **file_renames}
+    key_store.rename_projects(settings.data_dir, renames)
+    legacy_projects.rename_projects(engine, renames)
+    return api_keys
+
+
+def _preview_generator() -> Generator:
+    from ..generator import PreviewGenerator
+
+    return PreviewGenerator()

@@ -1,0 +1,123 @@
+"""Keys and secrets kept in the database, for a team deployment (PostgreSQL), where the API nodes
+and workers share nothing but the database and the storage.
+
+- API keys: those of `DAILIES_API_KEYS` (the same on every node, from the operator's secret
+  store) plus those made by `dailies keys create --database-url ...`, of which the `api_keys` table
+  keeps only a SHA-256 (a copy of the database hands out no working key). A key made on one
+  machine works on every API node within a second, without a restart.
+- Webhook signing secrets, one per project (`project_secrets`), and the result-URL signing secret
+  (`service_secrets`, used when results are served by the service itself): made by whichever
+  process needs one first; `INSERT ... ON CONFLICT DO NOTHING` then a read makes every process
+  agree on the one that was stored.
+
+The embedded default (SQLite) keeps all of this in the data directory's keys file, as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from ..api_keys import fingerprint, mask
+from .db import api_keys, project_secrets, service_secrets
+from .keys import new_key, new_webhook_secret
+
+URL_SIGNING = "url-signing"
+# A key not known to this node is looked up again at most this often (a key just made elsewhere
+# starts working within this time; a flood of wrong keys costs one query per interval).
+REFRESH_SECONDS = 1.0
+
+
+def key_sha256(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _stored_once(engine: Engine, table, key_column, key: str, value_column, make) -> str:
+    """The value stored under `key`, made with `make()` by whichever process asks first."""
+    with engine.begin() as conn:
+        conn.execute(pg_insert(table).values({key_column.name: key, value_column.name: make()})
+                     .on_conflict_do_nothing(index_elements=[key_column]))
+        return conn.execute(select(value_column).where(key_column == key)).scalar_one()
+
+
+def url_signing_secret(engine: Engine) -> bytes:
+    value = _stored_once(engine, service_secrets, service_secrets.c.name, URL_SIGNING,
+                         service_secrets.c.value, lambda: secrets.token_hex(32))
+    return bytes.fromhex(value)
+
+
+def webhook_secret(engine: Engine, project: str) -> str:
+    return _stored_once(engine, project_secrets, project_secrets.c.project, project,
+                        project_secrets.c.webhook_secret, new_webhook_secret)
+
+
+@dataclass(frozen=True)
+class CreatedKey:
+    key: str
+    project: str
+
+
+def create_key(engine: Engine, project: str | None = None) -> CreatedKey:
+    """A new key in the keys table (a new project unless one is named); the key itself is only
+    returned, never stored."""
+    key = new_key()
+    project = project or f"project-{fingerprint(key)}"
+    with engine.begin() as conn:
+        conn.execute(api_keys.insert().values(key_sha256=key_sha256(key), project=project, masked=mask(key),
+                                              created_at=int(time.time())))
+    webhook_secret(engine, project)
+    return CreatedKey(key, project)
+
+
+def list_projects(engine: Engine, extra_keys: dict[str, str]) -> dict[str, dict]:
+    """Every project with keys in the table or in `extra_keys` (DAILIES_API_KEYS): its keys
+    (masked: the table has no more) and webhook secret."""
+    with engine.connect() as conn:
+        rows = conn.execute(select(api_keys.c.project, api_keys.c.masked).order_by(api_keys.c.created_at)).all()
+    out: dict[str, dict] = {}
+    for project, masked in [*rows, *((p, mask(k)) for k, p in extra_keys.items())]:
+        out.setdefault(project, {"keys": []})["keys"].append(masked)
+    for project, info in out.items():
+        info["webhook_secret"] = webhook_secret(engine, project)
+    return out
+
+
+class DatabaseKeys:
+    """key -> project, as the routes ask it (`.get(key)`): the configured keys, then the table."""
+
+    def __init__(self, engine: Engine, configured: dict[str, str]) -> None:
+        self.engine = engine
+        self.configured = dict(configured)
+        self._by_hash: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._refreshed_at = float("-inf")
+        self._refresh()
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        project = self.configured.get(key)
+        if project is not None:
+            return project
+        digest = key_sha256(key)
+        project = self._by_hash.get(digest)
+        if project is None and time.monotonic() - self._refreshed_at >= REFRESH_SECONDS:
+            self._refresh()
+            project = self._by_hash.get(digest)
+        return project if project is not None else default
+
+    def __bool__(self) -> bool:
+        return bool(self.configured or self._by_hash)
+
+    def _refresh(self) -> None:
+        with self._lock:
+            if time.monotonic() - self._refreshed_at < REFRESH_SECONDS and self._by_hash:
+                return
+            with self.engine.connect() as conn:
+                rows = conn.execute(select(api_keys.c.key_sha256, api_keys.c.project)).all()
+            self._by_hash = dict(rows)
+            self._refreshed_at = time.monotonic()

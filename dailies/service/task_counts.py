@@ -1,0 +1,142 @@
+"""Hourly task counters on PostgreSQL, so that the list's `total` does not count every row.
+
+A list answers with the total of the project's matching tasks of the last 7 days. On SQLite a
+covering index makes that count fast enough at the embedded default's sizes; PostgreSQL counts
+rows one by one (visibility is per row), 250 ms for 900,000 tasks on 2 cores. So PostgreSQL
+keeps `task_counts`: one row per (project, tier, hour of creation, status, endpoint) with the
+number of such tasks, maintained by a trigger on `tasks` in the same transaction as every insert,
+status change and delete (so it can never disagree with the rows it counts). A total is then the
+sum over the whole hours inside the window plus an exact count of the two partial hours at its
+edges, read in one statement (one snapshot).
+
+The trigger moves a task between two counter rows in a fixed order (by key), so two transactions
+moving tasks in opposite directions never wait on each other in a cycle.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ColumnElement,
+    Connection,
+    MetaData,
+    Select,
+    String,
+    Table,
+    cast,
+    func,
+    select,
+    text,
+)
+
+from ..spec import limits as L
+from ..spec.models import ListTasksQuery
+from .db import tasks
+
+HOUR = 3600
+
+# Not in db.metadata: SQLite has no such table (it counts with its index).
+metadata = MetaData()
+task_counts = Table(
+    "task_counts", metadata,
+    Column("project", String, primary_key=True),
+    Column("service_tier", String, primary_key=True),
+    Column("hour", BigInteger, primary_key=True),  # created_at rounded down to the hour
+    Column("status", String, primary_key=True),
+    Column("endpoint", String, primary_key=True),
+    Column("n", BigInteger, nullable=False),
+)
+
+_FUNCTIONS = """
+CREATE OR REPLACE FUNCTION dailies_bump_task_count(p text, t text, h bigint, s text, e text, d integer)
+RETURNS void LANGUAGE sql AS $$
+    INSERT INTO task_counts AS c (project, service_tier, hour, status, endpoint, n) VALUES (p, t, h, s, e, d)
+    ON CONFLICT (project, service_tier, hour, status, endpoint) DO UPDATE SET n = c.n + EXCLUDED.n
+$$;
+
+CREATE OR REPLACE FUNCTION dailies_count_task() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    old_key record;
+    new_key record;
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        old_key := (OLD.project, OLD.service_tier, OLD.created_at / 3600 * 3600, OLD.status, OLD.endpoint);
+    END IF;
+    IF TG_OP IN ('UPDATE', 'INSERT') THEN
+        new_key := (NEW.project, NEW.service_tier, NEW.created_at / 3600 * 3600, NEW.status, NEW.endpoint);
+    END IF;
+    IF TG_OP = 'INSERT' THEN
+        PERFORM dailies_bump_task_count(NEW.project, NEW.service_tier, NEW.created_at / 3600 * 3600,
+                                        NEW.status, NEW.endpoint, 1);
+    ELSIF TG_OP = 'DELETE' THEN
+        PERFORM dailies_bump_task_count(OLD.project, OLD.service_tier, OLD.created_at / 3600 * 3600,
+                                        OLD.status, OLD.endpoint, -1);
+    ELSIF old_key::text IS DISTINCT FROM new_key::text THEN
+        IF old_key::text < new_key::text THEN
+            PERFORM dailies_bump_task_count(OLD.project, OLD.service_tier, OLD.created_at / 3600 * 3600,
+                                            OLD.status, OLD.endpoint, -1);
+            PERFORM dailies_bump_task_count(NEW.project, NEW.service_tier, NEW.created_at / 3600 * 3600,
+                                            NEW.status, NEW.endpoint, 1);
+        ELSE
+            PERFORM dailies_bump_task_count(NEW.project, NEW.service_tier, NEW.created_at / 3600 * 3600,
+                                            NEW.status, NEW.endpoint, 1);
+            PERFORM dailies_bump_task_count(OLD.project, OLD.service_tier, OLD.created_at / 3600 * 3600,
+                                            OLD.status, OLD.endpoint, -1);
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$$;
+"""
+
+_TRIGGER = """
+CREATE TRIGGER dailies_task_counts
+AFTER INSERT OR DELETE OR UPDATE OF status, project, service_tier, endpoint, created_at ON tasks
+FOR EACH ROW EXECUTE FUNCTION dailies_count_task()
+"""
+
+_BACKFILL = """
+INSERT INTO task_counts (project, service_tier, hour, status, endpoint, n)
+SELECT project, service_tier, created_at / 3600 * 3600, status, endpoint, count(*) FROM tasks GROUP BY 1, 2, 3, 4, 5
+"""
+
+
+def install(conn: Connection) -> None:
+    """Create the counters, their trigger and, on a database that had tasks before them, their
+    starting values. Runs under the schema lock (db.py), in the schema's transaction: creating the
+    trigger locks `tasks` against writes until commit, so the backfill misses none."""
+    existed = conn.execute(text("SELECT to_regclass('task_counts') IS NOT NULL")).scalar()
+    metadata.create_all(conn)
+    conn.execute(text(_FUNCTIONS))
+    conn.execute(text("DROP TRIGGER IF EXISTS dailies_task_counts ON tasks"))
+    conn.execute(text(_TRIGGER))
+    if not existed:
+        conn.execute(text(_BACKFILL))
+
+
+def total_statement(project: str, query: ListTasksQuery, now: int, where: ColumnElement) -> Select | None:
+    """One statement giving the list's total from the counters (`where` is the list's condition,
+    without task ids), or None when the window holds no whole hour."""
+    start = now - L.RECORD_RETENTION_SECONDS
+    whole_from = -(-start // HOUR) * HOUR  # the first whole hour inside [start, now)
+    whole_to = now // HOUR * HOUR
+    if whole_from >= whole_to:
+        return None
+    c = task_counts.c
+    counted = [c.project == project, c.service_tier == query.service_tier, c.hour >= whole_from, c.hour < whole_to]
+    if query.status:
+        counted.append(c.status == query.status)
+    if query.model:
+        counted.append(c.endpoint == query.model)
+    # sum() of bigint is numeric in PostgreSQL: back to a bigint, as a count is.
+    whole_hours = select(cast(func.coalesce(func.sum(c.n), 0), BigInteger)).where(*counted).scalar_subquery()
+    # Two counts, not one with an OR: each is then a narrow range of the list index.
+    before = select(func.count()).select_from(tasks).where(where, tasks.c.created_at < whole_from).scalar_subquery()
+    after = select(func.count()).select_from(tasks).where(where, tasks.c.created_at >= whole_to).scalar_subquery()
+    return select(whole_hours + before + after)
+
+
+def forget_before(conn: Connection, cutoff: int) -> None:
+    """Drop the counter rows of hours wholly before `cutoff` (their tasks are purged: all zero)."""
+    conn.execute(task_counts.delete().where(task_counts.c.hour < cutoff // HOUR * HOUR - HOUR))

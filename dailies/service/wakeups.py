@@ -1,0 +1,114 @@
+"""Waking idle render slots and callback deliverers when there is work, instead of a tight poll.
+
+A change that makes work (a task queued, a callback event stored) calls `announce` inside its
+transaction. On PostgreSQL that is a `NOTIFY`, which the database delivers at commit to every
+process listening on the channel, this one included: one listening connection per process turns
+each notification into a wake-up of its waiters. On SQLite there is nobody to notify across
+processes, so `announce` wakes this process's waiters directly (their claim then waits for the
+write lock the announcing transaction holds, and so sees its row) and other processes find the
+work at their next poll.
+
+Waiters still poll, every `Settings.notified_poll_interval` with notifications and every
+`Settings.poll_interval` without: a notification sent while the listening connection was down
+is lost, and the poll bounds how long that can leave work waiting.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from sqlalchemy import Connection, Engine, text
+
+from .db import is_postgres
+from .settings import Settings
+
+log = logging.getLogger("dailies.wakeups")
+
+TASKS_CHANNEL = "dailies_tasks"
+CALLBACKS_CHANNEL = "dailies_callbacks"
+_NOTIFY = text("SELECT pg_notify(:channel, '')")
+
+
+class Wakeup:
+    """A wake-up that is never lost between looking for work and starting to wait: a waiter takes
+    `generation()` before it looks, and `wait` returns at once if anything was announced since."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._generation = 0
+
+    def generation(self) -> int:
+        with self._cond:
+            return self._generation
+
+    def notify(self) -> None:
+        with self._cond:
+            self._generation += 1
+            self._cond.notify_all()
+
+    def wait(self, since: int, timeout: float) -> bool:
+        """Wait until something is announced after generation `since`, at most `timeout` s."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._generation != since, timeout)
+
+
+class Wakeups:
+    """The wake-ups of one process (one `Services`): tasks and callbacks."""
+
+    def __init__(self, engine: Engine, settings: Settings) -> None:
+        self.engine = engine
+        self.notifies = is_postgres(engine)
+        self.tasks = Wakeup()
+        self.callbacks = Wakeup()
+        self.poll_interval = settings.notified_poll_interval if self.notifies else settings.poll_interval
+        self._by_channel = {TASKS_CHANNEL: self.tasks, CALLBACKS_CHANNEL: self.callbacks}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def announce(self, conn: Connection, channel: str) -> None:
+        """Called inside the transaction that made the work."""
+        if self.notifies:
+            conn.execute(_NOTIFY, {"channel": channel})  # delivered at commit, deduplicated per transaction
+        else:
+            self._by_channel[channel].notify()
+
+    def wake_all(self) -> None:
+        for wakeup in self._by_channel.values():
+            wakeup.notify()
+
+    # ---------- listening (PostgreSQL) ----------
+
+    def start(self) -> None:
+        if not self.notifies or self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._listen, name="dailies-listen", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        self.wake_all()  # waiters on the way out need not sit out their poll interval
+
+    def _listen(self) -> None:
+        import psycopg
+
+        args, kwargs = self.engine.dialect.create_connect_args(self.engine.url)
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(*args, **kwargs, autocommit=True) as conn:
+                    for channel in self._by_channel:
+                        conn.execute(f"LISTEN {channel}")
+                    # Anything announced while we were not listening is unknown: look now.
+                    self.wake_all()
+                    while not self._stop.is_set():
+                        for note in conn.notifies(timeout=0.5):
+                            wakeup = self._by_channel.get(note.channel)
+                            if wakeup is not None:
+                                wakeup.notify()
+            except psycopg.Error:
+                log.warning("listening for notifications failed; reconnecting", exc_info=True)
+                self._stop.wait(1.0)

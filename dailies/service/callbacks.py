@@ -29,7 +29,7 @@ from sqlalchemy.orm import aliased
 
 from ..netguard import BlockedAddress, check_public_host
 from ..spec import limits as L
-from ..spec.models import CALLBACK_STATUSES
+from ..spec.statuses import CALLBACK_STATUSES, RETRIED_CALLBACK_STATUSES
 from ..webhooks import signed_headers
 from .db import callback_attempts, callback_events, is_postgres, writer
 from .settings import Settings
@@ -37,7 +37,6 @@ from .wakeups import CALLBACKS_CHANNEL, Wakeups
 
 log = logging.getLogger("dailies.callbacks")
 
-RETRIED_STATUSES = frozenset({"succeeded", "failed"})
 # A claimed event whose deliverer died is handed out again after this long.
 CLAIM_TIMEOUT_SECONDS = 60.0
 
@@ -82,7 +81,7 @@ class CallbackQueue:
             task_id=row.id, project=row.project, url=row.callback_url, status=row.status,
             body=json.dumps(self.record_for(row), separators=(",", ":")),
             state="pending", attempts=0,
-            max_attempts=1 + L.CALLBACK_MAX_RETRIES if row.status in RETRIED_STATUSES else 1,
+            max_attempts=1 + L.CALLBACK_MAX_RETRIES if row.status in RETRIED_CALLBACK_STATUSES else 1,
             next_attempt_at=now, created_at=now,
         ))
         self.wakeups.announce(conn, CALLBACKS_CHANNEL)

@@ -224,6 +224,9 @@ def _create_sqlite_schema(engine: Engine) -> None:
         try:
             with writer(engine).begin() as conn:
                 _create_tables(conn)
+                from .task_counts import install_sqlite as install_task_counts  # it imports this module
+
+                install_task_counts(conn)
             return
         except OperationalError:
             if attempt == 2:

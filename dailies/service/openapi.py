@@ -12,6 +12,7 @@ from fastapi.openapi.utils import get_openapi
 
 from ..spec import limits as L
 from ..spec.models import CreateTaskRequest, CreateTaskResponse, ErrorResponse, ListTasksResponse, TaskRecord
+from ..spec.statuses import LISTABLE_FILTERS
 from .routes import TASKS
 
 REF = "#/components/schemas/{model}"
@@ -40,7 +41,7 @@ def _list_parameters() -> list[dict]:
                        "default": L.PAGE_NUM_DEFAULT}, "Page number."),
         q("page_size", {"type": "integer", "minimum": L.PAGE_SIZE_MIN, "maximum": L.PAGE_SIZE_MAX,
                         "default": L.PAGE_SIZE_DEFAULT}, "Results per page."),
-        q("filter.status", {"type": "string", "enum": ["queued", "running", "cancelled", "succeeded", "failed"]},
+        q("filter.status", {"type": "string", "enum": [str(s) for s in LISTABLE_FILTERS]},
           "Status to match (`expired` is not a filter value)."),
         q("filter.task_ids", {"type": "array", "items": {"type": "string"}},
           "Task ids; repeat the parameter for several.", style="form", explode=True),

@@ -11,13 +11,15 @@ from sqlalchemy import Row
 
 from ..spec import limits as L
 from ..spec.catalog import find_model
+from ..spec.lifetimes import result_url_expires_at
 from ..spec.models import CreateTaskRequest, effective
 from ..spec.pixels import DRAFT_RESOLUTION, RATIO_DEFAULT, RESOLUTION_DEFAULT
+from ..spec.statuses import TaskStatus
 from .storage import LAST_FRAME_NAME, VIDEO_NAME, ResultStorage
 
 
 def result_expires_at(row: Row) -> int:
-    return int(row.finished_at or row.updated_at) + L.RESULT_URL_VALIDITY_SECONDS
+    return result_url_expires_at(row.finished_at or row.updated_at)
 
 
 def build_record(row: Row, storage: ResultStorage, base_url: str) -> dict[str, Any]:
@@ -31,7 +33,7 @@ def build_record(row: Row, storage: ResultStorage, base_url: str) -> dict[str, A
         "created_at": row.created_at,
         "updated_at": row.updated_at,
     }
-    if row.status == "succeeded" and row.video_file:
+    if row.status == TaskStatus.SUCCEEDED and row.video_file:
         # Valid for 24 h from success, the same URL whoever builds the record and whenever.
         valid_until = result_expires_at(row)
         valid_from = valid_until - L.RESULT_URL_VALIDITY_SECONDS
@@ -61,7 +63,7 @@ def build_record(row: Row, storage: ResultStorage, base_url: str) -> dict[str, A
         record["draft_task_id"] = row.draft_task_id
     record["service_tier"] = row.service_tier
     record["execution_expires_after"] = row.execution_expires_after
-    if row.status == "succeeded" and "completion_tokens" in used:
+    if row.status == TaskStatus.SUCCEEDED and "completion_tokens" in used:
         usage: dict[str, Any] = {"completion_tokens": used["completion_tokens"],
                                  "total_tokens": used["completion_tokens"]}
         if request.tools:

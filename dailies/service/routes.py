@@ -11,6 +11,8 @@ from starlette.concurrency import run_in_threadpool
 
 from ..spec import limits as L
 from ..spec.models import ListTasksQuery
+from ..spec.results import MEDIA_TYPES
+from ..spec.statuses import TaskStatus
 from ..spec.validation import problems_from_validation_error
 from .api_errors import ApiError, from_problems, task_not_found, unauthorized
 from .http_body import read_json_body
@@ -134,8 +136,8 @@ def result_file(request: Request, task_id: str, name: str, expires: int = 0, sig
                        "expires")
     row = svc.store.get_by_id(task_id)
     file = svc.files.path(task_id, name)
-    if row is None or file is None or row.status != "succeeded" or result_expires_at(row) != expires:
+    if row is None or file is None or row.status != TaskStatus.SUCCEEDED or result_expires_at(row) != expires:
         raise task_not_found(task_id)
-    media_type = "video/mp4" if name.endswith(".mp4") else "image/png"
+    media_type = MEDIA_TYPES.get(name, "application/octet-stream")
     return FileResponse(file, media_type=media_type, headers={"Cache-Control": "private, max-age=3600"})
 

@@ -15,6 +15,7 @@ from functools import lru_cache
 from sqlalchemy import Connection, Row
 
 from ..generator.protocol import Generator
+from ..spec.statuses import TaskStatus
 from . import keys as key_store
 from . import legacy_projects, shared_secrets
 from .callbacks import CallbackQueue
@@ -68,7 +69,7 @@ class Services:
         """In the transaction of every status change: its callback event, and a wake-up of the
         render slots (of every process) when it put a task in the queue."""
         self.callbacks.enqueue(conn, row)
-        if row.status == "queued":
+        if row.status == TaskStatus.QUEUED:
             self.wakeups.announce(conn, TASKS_CHANNEL)
 
     @lru_cache(maxsize=256)  # noqa: B019 - one Services per app; the cache dies with it

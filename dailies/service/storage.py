@@ -20,13 +20,11 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
 
+# The names and media types are the contract's (the dashboard's copies use the same), imported
+# here so that storage callers find them beside the storage.
+from ..spec.results import LAST_FRAME_NAME, MEDIA_TYPES, RESULT_NAMES, VIDEO_NAME  # noqa: E402,F401
 from .files import ResultFiles
 from .signing import UrlSigner
-
-VIDEO_NAME = "video.mp4"
-LAST_FRAME_NAME = "last_frame.png"
-RESULT_NAMES = (VIDEO_NAME, LAST_FRAME_NAME)
-MEDIA_TYPES = {VIDEO_NAME: "video/mp4", LAST_FRAME_NAME: "image/png"}
 
 
 def file_path(task_id: str, name: str) -> str:

@@ -43,11 +43,16 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.operators import custom_op
 
 from ..spec import limits as L
+from ..spec.lifetimes import oldest_kept
 from ..spec.models import ListTasksQuery
+from ..spec.statuses import ACTIVE, DELETABLE, TaskStatus
 from . import task_counts
 from .db import idempotency, is_postgres, tasks, writer
 
 log = logging.getLogger("dailies.tasks")
+# As sorted tuples: a statement's cache key must not depend on a set's iteration order.
+_ACTIVE = tuple(sorted(ACTIVE))
+_DELETABLE = tuple(sorted(DELETABLE))
 
 ChangeHook = Callable[[Connection, Row], None]
 
@@ -59,7 +64,7 @@ ATTEMPTS_EXHAUSTED = "TaskAttemptsExhausted"
 # costs more CPU than SQLite takes to run it.
 _BY_ID = select(tasks).where(tasks.c.id == bindparam("id"))
 _COUNT_QUEUED = select(func.count()).select_from(tasks).where(
-    tasks.c.project == bindparam("project"), tasks.c.status == "queued")
+    tasks.c.project == bindparam("project"), tasks.c.status == TaskStatus.QUEUED)
 _IDEMPOTENCY_SEEN = select(idempotency).where(
     idempotency.c.project == bindparam("project"), idempotency.c.key == bindparam("key"),
     idempotency.c.created_at > bindparam("since"))
@@ -149,7 +154,7 @@ class TaskStore:
         where = [
             column(tasks.c.project) == project,
             column(tasks.c.service_tier) == query.service_tier,
-            column(tasks.c.created_at) >= now - L.RECORD_RETENTION_SECONDS,
+            column(tasks.c.created_at) >= oldest_kept(now),
             column(tasks.c.created_at) < now,
         ]
         if query.status:
@@ -160,7 +165,7 @@ class TaskStore:
             where.append(tasks.c.id.in_(query.task_ids))
         cond = and_(*where)
         total_query = select(func.count()).select_from(tasks).where(cond)
-        if self.dialect.postgres and not query.task_ids:  # ids: a few rows, counted as they are
+        if not query.task_ids:  # ids: a few rows, counted as they are
             from_counters = task_counts.total_statement(project, query, now, cond)
             total_query = total_query if from_counters is None else from_counters
         with self.engine.connect() as conn:
@@ -241,16 +246,16 @@ class TaskStore:
         u = tasks.alias("u")
         endpoint_age = (
             select(func.min(u.c.created_at))
-            .where(u.c.status == "queued", u.c.endpoint == t.c.endpoint, u.c.tier_rank == t.c.tier_rank)
+            .where(u.c.status == TaskStatus.QUEUED, u.c.endpoint == t.c.endpoint, u.c.tier_rank == t.c.tier_rank)
             .scalar_subquery()
         )
         pick = (
-            select(t.c.id).where(t.c.status == "queued", t.c.deadline_at > int(now))
+            select(t.c.id).where(t.c.status == TaskStatus.QUEUED, t.c.deadline_at > int(now))
             .order_by(t.c.tier_rank, endpoint_age, func.coalesce(t.c.priority, 0).desc(),
                       t.c.created_at, t.c.seq)
             .limit(1)
         )
-        running = {"status": "running", "worker_id": worker_id, "heartbeat_at": now,
+        running = {"status": TaskStatus.RUNNING, "worker_id": worker_id, "heartbeat_at": now,
                    "started_at": int(now), "updated_at": int(now), "attempts": tasks.c.attempts + 1}
         with self.write.begin() as conn:
             if self.dialect.postgres:
@@ -258,7 +263,7 @@ class TaskStore:
                 # other workers are picking at this moment are skipped instead of waited for.
                 picked = pick.with_for_update(skip_locked=True, of=t).scalar_subquery()
                 row = conn.execute(
-                    update(tasks).where(tasks.c.id == picked, tasks.c.status == "queued")
+                    update(tasks).where(tasks.c.id == picked, tasks.c.status == TaskStatus.QUEUED)
                     .values(**running).returning(*tasks.c)
                 ).first()
                 if row is not None:
@@ -267,7 +272,7 @@ class TaskStore:
             task_id = conn.execute(pick).scalar()
             if task_id is None:
                 return None
-            return self._transition(conn, task_id, ("queued",), running)
+            return self._transition(conn, task_id, (TaskStatus.QUEUED,), running)
 
     def heartbeat(self, task_id: str, worker_id: str, now: float) -> bool:
         """Refresh a running task's heartbeat. False when the task is no longer this worker's
@@ -284,7 +289,7 @@ class TaskStore:
         with self.write.begin() as conn:
             return set(conn.execute(
                 update(tasks)
-                .where(tasks.c.status == "running", tuple_(tasks.c.id, tasks.c.worker_id).in_(pairs))
+                .where(tasks.c.status == TaskStatus.RUNNING, tuple_(tasks.c.id, tasks.c.worker_id).in_(pairs))
                 .values(heartbeat_at=now)
                 .returning(tasks.c.id)
             ).scalars())
@@ -292,25 +297,25 @@ class TaskStore:
     def succeed(self, task_id: str, worker_id: str, now: float, result: str,
                 video_file: str, last_frame_file: str | None) -> Row | None:
         with self.write.begin() as conn:
-            return self._transition(conn, task_id, ("running",), {
-                "status": "succeeded", "updated_at": int(now), "finished_at": int(now), "result": result,
+            return self._transition(conn, task_id, (TaskStatus.RUNNING,), {
+                "status": TaskStatus.SUCCEEDED, "updated_at": int(now), "finished_at": int(now), "result": result,
                 "video_file": video_file, "last_frame_file": last_frame_file,
             }, tasks.c.worker_id == worker_id)
 
     def fail(self, task_id: str, worker_id: str | None, now: float, code: str, message: str,
-             from_statuses: tuple[str, ...] = ("running",)) -> Row | None:
+             from_statuses: tuple[str, ...] = (TaskStatus.RUNNING,)) -> Row | None:
         extra = (tasks.c.worker_id == worker_id,) if worker_id else ()
         with self.write.begin() as conn:
             return self._transition(conn, task_id, from_statuses, {
-                "status": "failed", "updated_at": int(now), "finished_at": int(now),
+                "status": TaskStatus.FAILED, "updated_at": int(now), "finished_at": int(now),
                 "error_code": code, "error_message": message,
             }, *extra)
 
     def cancel(self, project: str, task_id: str, now: float) -> Row | None:
         """queued -> cancelled; None when the task was not queued (anymore)."""
         with self.write.begin() as conn:
-            return self._transition(conn, task_id, ("queued",), {
-                "status": "cancelled", "updated_at": int(now), "finished_at": int(now),
+            return self._transition(conn, task_id, (TaskStatus.QUEUED,), {
+                "status": TaskStatus.CANCELLED, "updated_at": int(now), "finished_at": int(now),
             }, tasks.c.project == project)
 
     def delete_terminal(self, project: str, task_id: str) -> Row | None:
@@ -319,7 +324,7 @@ class TaskStore:
             row = conn.execute(
                 delete(tasks)
                 .where(tasks.c.id == task_id, tasks.c.project == project,
-                       tasks.c.status.in_(("succeeded", "failed", "expired")))
+                       tasks.c.status.in_(_DELETABLE))
                 .returning(*tasks.c)
             ).first()
         if row is not None:
@@ -330,13 +335,13 @@ class TaskStore:
         """queued or running past `execution_expires_after` -> expired (spec section 3)."""
         with self.engine.connect() as conn:
             due = conn.execute(select(tasks.c.id).where(
-                tasks.c.status.in_(("queued", "running")), tasks.c.deadline_at <= int(now)
+                tasks.c.status.in_(_ACTIVE), tasks.c.deadline_at <= int(now)
             )).scalars().all()
         expired = []
         for task_id in due:
             with self.write.begin() as conn:
-                row = self._transition(conn, task_id, ("queued", "running"), {
-                    "status": "expired", "updated_at": int(now), "finished_at": int(now),
+                row = self._transition(conn, task_id, _ACTIVE, {
+                    "status": TaskStatus.EXPIRED, "updated_at": int(now), "finished_at": int(now),
                     "error_code": "TaskExpired",
                     "error_message": "The task did not finish within execution_expires_after.",
                 }, tasks.c.deadline_at <= int(now))
@@ -352,17 +357,17 @@ class TaskStore:
         limit = now - stale_after
         with self.engine.connect() as conn:
             stale = conn.execute(select(tasks.c.id).where(
-                tasks.c.status == "running", tasks.c.heartbeat_at < limit
+                tasks.c.status == TaskStatus.RUNNING, tasks.c.heartbeat_at < limit
             )).scalars().all()
         recovered = []
         for task_id in stale:
             with self.write.begin() as conn:
-                row = self._transition(conn, task_id, ("running",), {
-                    "status": "queued", "worker_id": None, "heartbeat_at": None, "updated_at": int(now),
+                row = self._transition(conn, task_id, (TaskStatus.RUNNING,), {
+                    "status": TaskStatus.QUEUED, "worker_id": None, "heartbeat_at": None, "updated_at": int(now),
                 }, tasks.c.heartbeat_at < limit, tasks.c.attempts < max_attempts)
                 if row is None:
-                    row = self._transition(conn, task_id, ("running",), {
-                        "status": "failed", "updated_at": int(now), "finished_at": int(now),
+                    row = self._transition(conn, task_id, (TaskStatus.RUNNING,), {
+                        "status": TaskStatus.FAILED, "updated_at": int(now), "finished_at": int(now),
                         "error_code": ATTEMPTS_EXHAUSTED,
                         "error_message": f"The render was lost {max_attempts} times (its worker stopped while "
                                          "rendering it); the task is not run again.",
@@ -376,22 +381,21 @@ class TaskStore:
         """running -> queued for a render its own worker gave up on a clean stop: not a lost
         run, so the attempt is given back."""
         with self.write.begin() as conn:
-            return self._transition(conn, task_id, ("running",), {
-                "status": "queued", "worker_id": None, "heartbeat_at": None, "updated_at": int(now),
+            return self._transition(conn, task_id, (TaskStatus.RUNNING,), {
+                "status": TaskStatus.QUEUED, "worker_id": None, "heartbeat_at": None, "updated_at": int(now),
                 "attempts": tasks.c.attempts - 1,
             }, tasks.c.worker_id == worker_id)
 
     def purge(self, now: float) -> list[Row]:
         """Delete records created more than 7 days ago; returns them so files can go too."""
-        cutoff = int(now) - L.RECORD_RETENTION_SECONDS
+        cutoff = oldest_kept(now)
         with self.write.begin() as conn:
             rows = conn.execute(
                 delete(tasks).where(tasks.c.created_at < cutoff).returning(*tasks.c)
             ).all()
             conn.execute(delete(idempotency).where(
                 idempotency.c.created_at < int(now) - L.IDEMPOTENCY_WINDOW_SECONDS))
-            if self.dialect.postgres:
-                task_counts.forget_before(conn, cutoff)
+            task_counts.forget_before(conn, cutoff)
         if rows:
             log.info("purged %d task records older than 7 days", len(rows))
         return rows

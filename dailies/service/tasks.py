@@ -12,9 +12,12 @@ from sqlalchemy import Row
 
 from ..spec import limits as L
 from ..spec.catalog import Model, find_model
+from ..spec.drafts import FIELDS_A_FINAL_SETS
+from ..spec.lifetimes import execution_deadline, oldest_kept
 from ..spec.media import check_inline_material
 from ..spec.models import CreateTaskRequest, ListTasksQuery, effective
 from ..spec.problems import Problem
+from ..spec.statuses import DELETABLE, TaskStatus
 from ..spec.urls import check_media_hosts
 from ..spec.validation import check_create_body
 from .api_errors import ApiError, from_problems, shown, task_not_found
@@ -23,10 +26,6 @@ from .records import build_record
 from .settings import Settings
 from .storage import ResultStorage
 from .store import TaskStore, new_task_id
-
-# What a final may set again on top of its draft (DESIGN.md section 3, draft flow).
-FINAL_OVERRIDES = ("resolution", "watermark", "service_tier", "return_last_frame", "callback_url",
-                   "execution_expires_after", "safety_identifier")
 
 
 @dataclass
@@ -88,7 +87,7 @@ class TaskService:
             "project": project,
             "model": resolved.model_id,
             "endpoint": resolved.name,
-            "status": "queued",
+            "status": TaskStatus.QUEUED,
             "service_tier": tier,
             "tier_rank": 0 if tier == "default" else 1,
             "priority": request.priority,
@@ -101,7 +100,7 @@ class TaskService:
             "safety_identifier": request.safety_identifier,
             "callback_url": request.callback_url,
             "execution_expires_after": expires_after,
-            "deadline_at": int(now) + expires_after,
+            "deadline_at": execution_deadline(now, expires_after),
             "created_at": int(now),
             "updated_at": int(now),
             "attempts": 0,
@@ -162,9 +161,9 @@ class TaskService:
                            f"{where}: draft task {shown(item.draft_task.id)} was not found.", where)
         if not row.draft:
             raise from_problems([Problem(where, f"task {row.id} is not a draft")])
-        if row.status != "succeeded":
+        if row.status != TaskStatus.SUCCEEDED:
             raise from_problems([Problem(where, f"draft task {row.id} is {row.status}; it must have succeeded")])
-        if row.created_at < self.now() - L.RECORD_RETENTION_SECONDS:
+        if row.created_at < oldest_kept(self.now()):
             raise from_problems([Problem(where, f"draft task {row.id} is older than 7 days")])
         if find_model(row.model) is not resolved.model:
             raise from_problems([Problem("model", f"the draft was made with {row.model}; the final must use it too")])
@@ -176,14 +175,14 @@ class TaskService:
         final may set again."""
         draft_request = json.loads(draft_row.request)
         used = json.loads(draft_row.result or "{}")
-        merged = {k: v for k, v in draft_request.items() if k not in FINAL_OVERRIDES and k != "draft"}
+        merged = {k: v for k, v in draft_request.items() if k not in FIELDS_A_FINAL_SETS and k != "draft"}
         merged["model"] = request.model
         merged["seed"] = used.get("seed", draft_row.seed)
         if "ratio" in used:
             merged["ratio"] = used["ratio"]
         if "duration" in used and used["duration"] is not None:
             merged["duration"] = used["duration"]
-        for field in FINAL_OVERRIDES:
+        for field in FIELDS_A_FINAL_SETS:
             value = getattr(request, field)
             if value is not None:
                 merged[field] = value
@@ -217,17 +216,17 @@ class TaskService:
     def delete(self, project: str, task_id: str) -> None:
         """queued -> cancelled; terminal -> record deleted; running or cancelled -> 409."""
         row = self.get(project, task_id)
-        if row.status == "queued":
+        if row.status == TaskStatus.QUEUED:
             if self.store.cancel(project, task_id, self.now()) is not None:
                 return
             row = self.get(project, task_id)  # it started or ended meanwhile
-        if row.status in ("succeeded", "failed", "expired"):
+        if row.status in DELETABLE:
             deleted = self.store.delete_terminal(project, task_id)
             if deleted is not None:
                 self.storage.delete([task_id])
                 return
             row = self.get(project, task_id)
-        if row.status == "running":
+        if row.status == TaskStatus.RUNNING:
             raise ApiError(409, "InvalidAction.RunningTaskDeletion",
                            f"The task {task_id} is running and cannot be cancelled or deleted.", "id")
         raise ApiError(409, "InvalidAction.CancelledTaskDeletion",

@@ -26,6 +26,7 @@ from sqlalchemy import Row
 from ..generator.inputs import InputError
 from ..generator.protocol import Generator, RenderCancelled, RenderJob
 from ..spec.models import CreateTaskRequest
+from ..spec.statuses import TaskStatus
 from .own_results import ServiceInputResolver
 from .settings import Settings
 from .storage import LAST_FRAME_NAME, VIDEO_NAME, ResultStorage
@@ -153,7 +154,7 @@ class WorkerPool:
         stall): its files are not wanted, unless another worker has taken the task up since and
         stored (or is storing) its own under the same names."""
         current = self.store.get_by_id(task_id)
-        if current is None or current.status not in ("running", "succeeded"):
+        if current is None or current.status not in (TaskStatus.RUNNING, TaskStatus.SUCCEEDED):
             self.storage.delete([task_id])
 
     # ---------- heartbeats ----------

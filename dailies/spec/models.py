@@ -15,7 +15,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import limits as L
-from .statuses import CALLBACK_STATUSES as CALLBACK_STATUSES  # re-exported; `statuses` owns it
 from .statuses import TERMINAL, FilterStatus
 
 ContentType = Literal["text", "image_url", "video_url", "audio_url", "draft_task"]
@@ -24,8 +23,6 @@ ServiceTier = Literal["default", "flex"]
 Resolution = Literal["480p", "720p", "1080p", "4k"]
 Ratio = Literal["16:9", "4:3", "1:1", "3:4", "9:16", "21:9", "adaptive"]
 ToolType = Literal["web_search"]
-# The old name of `statuses.TERMINAL`, for the importers that still use it.
-TERMINAL_STATUSES = TERMINAL
 
 
 class _Closed(BaseModel):
@@ -218,6 +215,29 @@ class ListTasksQuery(_Closed):
         for task_id in self.task_ids or ():
             params.append(("filter.task_ids", task_id))
         return params
+
+
+# ---------- beyond the specification: a task's callback delivery log ----------
+
+
+class CallbackAttempt(_Open):
+    """One delivery of a task's callback (`GET .../tasks/{id}/callbacks`, local service only): an
+    attempt made, or, with `pending`, the next one due at `at`."""
+
+    webhook_id: str | None = None
+    status: str | None = None  # the task status the callback reports
+    attempt: int
+    at: float | None = None
+    status_code: int | None = None  # the receiver's answer; None when it did not answer
+    latency_ms: float | None = None
+    error: str | None = None
+    pending: bool = False
+
+
+class CallbackLog(_Open):
+    """A task's callback deliveries, oldest first."""
+
+    items: list[CallbackAttempt]
 
 
 # ---------- 7 errors ----------

@@ -7,9 +7,10 @@ import time
 
 import pytest
 
-from dailies.service.callbacks import RETRIED_STATUSES, retry_delay
+from dailies.service.callbacks import retry_delay
 from dailies.service.settings import Settings
 from dailies.spec import limits as L
+from dailies.spec.statuses import RETRIED_CALLBACK_STATUSES
 
 pytestmark = pytest.mark.anyio
 
@@ -49,7 +50,7 @@ def test_retry_delay_is_exponential_by_default(tmp_path):
 
 
 async def test_max_attempts_is_4_for_succeeded_and_failed_and_1_otherwise(open_env):
-    assert RETRIED_STATUSES == {"succeeded", "failed"}
+    assert RETRIED_CALLBACK_STATUSES == {"succeeded", "failed"}
     async with open_env(start_callbacks=False) as env:
         url = env.receiver.url("/cb")
         ok_id = await env.create_task(url, prompt="ok")

@@ -12,14 +12,12 @@ probably what kills them) and purges week-old records and files. A slot stopped 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
 import socket
 import threading
 import uuid
-from dataclasses import asdict
 
 from sqlalchemy import Row
 
@@ -125,9 +123,8 @@ class WorkerPool:
             if result.last_frame_path is not None:
                 self.storage.put(row.id, LAST_FRAME_NAME, result.last_frame_path)
                 last_frame = LAST_FRAME_NAME
-            used = asdict(result)
-            used.pop("video_path"), used.pop("last_frame_path")
-            done = self.store.succeed(row.id, worker_id, self.settings.clock(), json.dumps(used),
+            # What the render used, as the record reports it (`RenderedOutput.to_json`, read back by records.py).
+            done = self.store.succeed(row.id, worker_id, self.settings.clock(), result.to_json(),
                                       VIDEO_NAME, last_frame)
             if done is None:
                 self._discard_lost_result(row.id)

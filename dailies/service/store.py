@@ -166,7 +166,7 @@ class TaskStore:
         cond = and_(*where)
         total_query = select(func.count()).select_from(tasks).where(cond)
         if not query.task_ids:  # ids: a few rows, counted as they are
-            from_counters = task_counts.total_statement(project, query, now, cond)
+            from_counters = task_counts.total_statement(project, query, now)
             total_query = total_query if from_counters is None else from_counters
         with self.engine.connect() as conn:
             total = conn.execute(total_query).scalar_one()

@@ -147,9 +147,9 @@ def install_sqlite(conn: Connection) -> None:
         conn.execute(text(_BACKFILL))
 
 
-def total_statement(project: str, query: ListTasksQuery, now: int, where: ColumnElement) -> Select | None:
-    """One statement giving the list's total from the counters (`where` is the list's condition,
-    without task ids), or None when the window holds no whole hour."""
+def total_statement(project: str, query: ListTasksQuery, now: int) -> Select | None:
+    """One statement giving the list's total from the counters (no task ids in the query), or
+    None when the window holds no whole hour."""
     start = now - L.RECORD_RETENTION_SECONDS
     whole_from = -(-start // HOUR) * HOUR  # the first whole hour inside [start, now)
     whole_to = now // HOUR * HOUR
@@ -157,16 +157,25 @@ def total_statement(project: str, query: ListTasksQuery, now: int, where: Column
         return None
     c = task_counts.c
     counted = [c.project == project, c.service_tier == query.service_tier, c.hour >= whole_from, c.hour < whole_to]
+    matching = [tasks.c.project == project, tasks.c.service_tier == query.service_tier]
     if query.status:
         counted.append(c.status == query.status)
+        matching.append(tasks.c.status == query.status)
     if query.model:
         counted.append(c.endpoint == query.model)
+        matching.append(tasks.c.endpoint == query.model)
     # sum() of bigint is numeric in PostgreSQL: back to a bigint, as a count is.
     whole_hours = select(cast(func.coalesce(func.sum(c.n), 0), BigInteger)).where(*counted).scalar_subquery()
-    # Two counts, not one with an OR: each is then a narrow range of the list index.
-    before = select(func.count()).select_from(tasks).where(where, tasks.c.created_at < whole_from).scalar_subquery()
-    after = select(func.count()).select_from(tasks).where(where, tasks.c.created_at >= whole_to).scalar_subquery()
+    # Each edge with exactly one lower and one upper bound: SQLite takes one of each for an index
+    # range, and given two upper bounds (the window's and the edge's) it may scan the whole window.
+    before = _count_between(matching, start, whole_from)
+    after = _count_between(matching, whole_to, now)
     return select(whole_hours + before + after)
+
+
+def _count_between(matching: list[ColumnElement], low: int, high: int):
+    created = tasks.c.created_at
+    return select(func.count()).select_from(tasks).where(*matching, created >= low, created < high).scalar_subquery()
 
 
 def forget_before(conn: Connection, cutoff: int) -> None:

@@ -38,19 +38,17 @@ class ResolvedModel:
 
 
 class TaskService:
-    def __init__(self, settings: Settings, store: TaskStore, storage: ResultStorage,
-                 project_models: dict[str, frozenset[str]] | None = None) -> None:
+    def __init__(self, settings: Settings, store: TaskStore, storage: ResultStorage) -> None:
         self.settings = settings
         self.store = store
         self.storage = storage
-        self.project_models = project_models or {}
 
     def now(self) -> float:
         return self.settings.clock()
 
     # ---------- create ----------
 
-    def resolve_model(self, project: str, name: object) -> ResolvedModel | None:
+    def resolve_model(self, name: object) -> ResolvedModel | None:
         if not isinstance(name, str) or not name:
             return None  # the model check reports the type, or that it is empty
         model_id = self.settings.endpoints.get(name, name)
@@ -59,13 +57,10 @@ class TaskService:
             raise ApiError(404, "InvalidEndpointOrModel.NotFound",
                            f"The model or endpoint {shown(name)} does not exist or you do not have access to it.",
                            "model")
-        allowed = self.project_models.get(project)
-        if allowed is not None and model.id not in allowed:
-            raise ApiError(403, "AccessDenied", f"The model {model.id} is not enabled for this API key.", "model")
         return ResolvedModel(model, name, model_id)
 
     def create(self, project: str, body: object, idempotency_key: str | None = None) -> Row:
-        resolved = self.resolve_model(project, body.get("model")) if isinstance(body, dict) else None
+        resolved = self.resolve_model(body.get("model")) if isinstance(body, dict) else None
         checked = check_create_body(body, resolved.model if resolved else None)
         if checked.problems or checked.request is None:
             raise from_problems(checked.problems)

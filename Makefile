@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: up test lint bench bench-scale clean
+.PHONY: up test lint bench bench-scale bench-dashboard clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ bench: $(TEST_STAMP)
 # Starts its own PostgreSQL and SeaweedFS (see bench/README.md); a few minutes on 2 cores.
 bench-scale: $(TEST_STAMP)
 	$(BIN)/python bench/scale.py
+
+# Drives Debian's chromium over the dashboard's pages and interactions (see bench/README.md).
+bench-dashboard: $(TEST_STAMP)
+	$(BIN)/python bench/dashboard.py
 
 clean:
 	rm -rf $(VENV)

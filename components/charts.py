@@ -2,28 +2,45 @@
 
 The frames are built by pure functions (tested without a browser); `render` fetches the most
 recent tasks under the current filters (up to 500, one page of the list endpoint) and draws both.
+Altair is imported when a chart is drawn, not with this module: it takes about half a second, and
+the Tasks page only draws charts when their tab is open.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dailies.client import APIError, Client
+from dailies.client import APIError
 from dailies.spec import limits as L
 from dailies.spec.models import TaskRecord
+from dailies.spec.statuses import TaskStatus
 
+from . import data
 from .task_filters import TaskFilters
 from .task_rows import local_time, tokens
 
-STATUS_ORDER = ["queued", "running", "succeeded", "failed", "cancelled", "expired"]
-STATUS_COLOURS = ["#8c8c8c", "#4c9be8", "#3fb950", "#f85149", "#6e7681", "#d29922"]
+if TYPE_CHECKING:
+    import altair as alt
+
+STATUS_COLOURS: dict[TaskStatus, str] = {
+    TaskStatus.QUEUED: "#8c8c8c",
+    TaskStatus.RUNNING: "#4c9be8",
+    TaskStatus.CANCELLED: "#6e7681",
+    TaskStatus.SUCCEEDED: "#3fb950",
+    TaskStatus.FAILED: "#f85149",
+    TaskStatus.EXPIRED: "#d29922",
+}
+# Stacked and listed in the order of the statuses themselves.
+STATUS_ORDER = [status.value for status in TaskStatus]
 # Up to two days of tasks read best per hour; beyond that, per day.
 HOURLY_SPAN_MAX_S = 2 * L.DAY
+# The charts may lag the table by this much (a listing of up to 500 tasks is the largest read).
+CHARTS_MAX_AGE_S = 10
 
 
 def bucket_size(records: Iterable[TaskRecord]) -> str:
@@ -58,14 +75,17 @@ def tokens_by_model(records: list[TaskRecord]) -> pd.DataFrame:
 def status_chart(frame: pd.DataFrame, freq: str) -> alt.Chart:
     """Stacked bars, one per hour (or day) that has tasks. The buckets are categories, not a time
     axis, so a lone busy hour is a bar people can see rather than a hairline."""
+    import altair as alt
+
     unit = "hour" if freq == "h" else "day"
     label = "%d %b %H:%M" if freq == "h" else "%d %b"
     frame = frame.assign(when=frame["bucket"].dt.strftime(label))
     order = list(dict.fromkeys(frame.sort_values("bucket")["when"]))
+    colours = alt.Scale(domain=STATUS_ORDER, range=[STATUS_COLOURS[s] for s in TaskStatus])
     return alt.Chart(frame).mark_bar().encode(
         x=alt.X("when:O", title=f"created (per {unit})", sort=order, axis=alt.Axis(labelAngle=0)),
         y=alt.Y("sum(tasks):Q", title="tasks", stack="zero"),
-        color=alt.Color("status:N", scale=alt.Scale(domain=STATUS_ORDER, range=STATUS_COLOURS), title="status"),
+        color=alt.Color("status:N", scale=colours, title="status"),
         order=alt.Order("status_rank:Q"),
         tooltip=[alt.Tooltip("when:O", title="from"), "status:N", "tasks:Q"],
     ).transform_calculate(
@@ -74,6 +94,8 @@ def status_chart(frame: pd.DataFrame, freq: str) -> alt.Chart:
 
 
 def tokens_chart(frame: pd.DataFrame) -> alt.Chart:
+    import altair as alt
+
     return alt.Chart(frame).mark_bar().encode(
         x=alt.X("tokens:Q", title="tokens"),
         y=alt.Y("model:N", sort="-x", title=None, axis=alt.Axis(labelLimit=320)),
@@ -81,27 +103,21 @@ def tokens_chart(frame: pd.DataFrame) -> alt.Chart:
     ).properties(height=max(120, 40 * len(frame)))
 
 
-@st.cache_data(ttl=10, show_spinner=False)
-def _recent(_client: Client, connection_id: str, kwargs_key: tuple) -> list[dict]:
-    # Cached briefly: the charts tab redraws on every page run, and 500 records is the largest page.
-    # The cache is shared by every session of the dashboard, so it is keyed by the connection (base
-    # URL + key fingerprint): the client itself is not part of the key (the leading underscore).
-    page = _client.tasks.list(**dict(kwargs_key))
-    return [r.model_dump(mode="json") for r in page.items]
-
-
-def render(client: Client, connection_id: str, filters: TaskFilters, tz: tzinfo) -> None:
-    """Both charts for the most recent tasks matching the filters (paging aside). `connection_id`
-    names the client's connection (`Connection.cache_id`)."""
-    query = filters.without_paging().list_kwargs()
-    query["task_ids"] = tuple(query["task_ids"]) if query["task_ids"] else None
+def _recent(filters: TaskFilters) -> list[TaskRecord] | None:
+    """The most recent tasks matching the filters (paging aside); None, said, when they cannot be read."""
     try:
-        records = [TaskRecord.model_validate(r) for r in _recent(client, connection_id, tuple(query.items()))]
+        return list(data.list_tasks(max_age=CHARTS_MAX_AGE_S, **filters.without_paging().list_kwargs()).items)
     except APIError as exc:
         st.error(f"Could not list tasks for the charts: {exc}")
-        return
-    if not records:
+        return None
+
+
+def render(filters: TaskFilters, tz: tzinfo) -> None:
+    """Both charts for the most recent tasks matching the filters (paging aside)."""
+    records = _recent(filters)
+    if records is not None and not records:
         st.info("No tasks to chart under these filters.")
+    if not records:
         return
     st.caption(f"The {len(records)} most recent task(s) matching the filters (page size {L.PAGE_SIZE_MAX}), "
                f"{filters.service_tier} tier.")

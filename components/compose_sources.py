@@ -4,7 +4,6 @@ chain shots; drafts, to make their final) and the prompts the journal kept for t
 from __future__ import annotations
 
 import tempfile
-import time
 from pathlib import Path
 
 import streamlit as st
@@ -14,34 +13,27 @@ from dailies.journal import Journal
 from dailies.spec.models import TaskRecord
 from dailies.spec.statuses import TaskStatus
 
-RECENT_KEY = "compose.recent"
+from . import data
+
 FETCHED_KEY = "compose.fetched"
 # The list is read again after this long, so a task that finished meanwhile shows up without a
-# manual refresh, but typing in the form does not query the service on every keystroke.
+# manual refresh, but typing in the form does not query the service on every keystroke. A
+# submission from here reads it anew at once (`data.changed`).
 RECENT_MAX_AGE_SECONDS = 15
 RECENT_PAGE_SIZE = 50
 _FETCHED_KEPT = 8
 
 
 def recent_succeeded(client: Client | None) -> list[TaskRecord]:
-    """Recently succeeded tasks of the current service (newest first), cached in the session."""
+    """Recently succeeded tasks of the current connection (newest first); none without a client."""
     if client is None:
         return []
-    cached = st.session_state.get(RECENT_KEY)
-    if cached and cached["base_url"] == client.base_url and time.time() - cached["at"] < RECENT_MAX_AGE_SECONDS:
-        return cached["items"]
     try:
-        items = client.tasks.list(status=TaskStatus.SUCCEEDED, page_size=RECENT_PAGE_SIZE).items
+        return list(data.list_tasks(max_age=RECENT_MAX_AGE_SECONDS, status=TaskStatus.SUCCEEDED,
+                                    page_size=RECENT_PAGE_SIZE).items)
     except DailiesError:
         # The pickers then offer nothing; the form itself works without the service.
-        items = []
-    st.session_state[RECENT_KEY] = {"base_url": client.base_url, "at": time.time(), "items": items}
-    return items
-
-
-def forget_recent() -> None:
-    """Read the list again on the next run (after a submission, or on the user's refresh)."""
-    st.session_state.pop(RECENT_KEY, None)
+        return []
 
 
 def prompts_for(journal: Journal, records: list[TaskRecord]) -> dict[str, str]:

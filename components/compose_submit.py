@@ -9,9 +9,8 @@ import uuid
 from typing import Any
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
-from components import compose_sources
+from components import data, pages
 from components.compose_body import FormValues, Plan, idempotency_key
 from components.image_input import thumbnail_data_url
 from dailies.client import APIStatusError, Client, DailiesError
@@ -22,7 +21,6 @@ SUBMIT_KEY = "compose.submit"
 TOKEN_KEY = "compose.submit_token"
 PENDING_KEY = "compose.pending_batch"
 RESULT_KEY = "compose.result"
-TASKS_PAGE = "views/tasks.py"
 # A URL longer than this is not worth keeping in the journal's list of inputs (data URLs never are).
 _URL_KEPT_CHARS = 2048
 
@@ -121,7 +119,7 @@ def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> 
         # The next press is a new take of the same form, not a retry of this one.
         state[TOKEN_KEY] = uuid.uuid4().hex
         state.pop(PENDING_KEY, None)
-    compose_sources.forget_recent()
+    data.changed()  # the new tasks: every listing of this connection is read anew
 
 
 def show_result() -> None:
@@ -156,9 +154,5 @@ def _link_label(item: dict[str, Any], prompts_differ: bool) -> str:
 
 
 def task_link(task_id: str, label: str, tooltip: str | None = None) -> None:
-    """A link to the task on the Tasks page (`?task=<id>`), or a plain link when this page runs
-    outside the router (where Streamlit cannot resolve the page)."""
-    try:
-        st.page_link(TASKS_PAGE, label=label, icon=":material/movie:", query_params={"task": task_id}, help=tooltip)
-    except StreamlitAPIException:
-        st.markdown(f"🎬 [{label}](/tasks?task={task_id})")
+    """A link to the task on the Tasks page (`?task=<id>`)."""
+    pages.link(pages.TASKS, label, icon=":material/movie:", query={"task": task_id}, help=tooltip)

@@ -21,15 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
-from streamlit.errors import StreamlitPageNotFoundError
 
 from dailies.api_keys import fingerprint, mask
-from dailies.client import DEFAULT_BASE_URL, Client
+from dailies.client import API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, Client
 from dailies.client._base import base_url_problem, normalize_base_url
 from dailies.journal import Journal, Scope
 from dailies.launcher import team_mode_in
 
-from . import browser_cookie
+from . import browser_cookie, pages
+from .remembered_keys import FILE_NAME as REMEMBERED_KEYS_FILE
 from .remembered_keys import MAX_AGE_S, RememberedKeys
 
 BASE_URL_KEY = "settings.base_url"
@@ -94,7 +94,7 @@ def _remembered_store(path: str) -> RememberedKeys:
 
 
 def remembered_store() -> RememberedKeys:
-    return _remembered_store(str((data_dir() / "dashboard" / "remembered_keys.json").resolve()))
+    return _remembered_store(str((data_dir() / "dashboard" / REMEMBERED_KEYS_FILE).resolve()))
 
 
 def _restore_remembered() -> None:
@@ -122,9 +122,9 @@ def is_remembered() -> bool:
 
 
 def _environment() -> tuple[str, str]:
-    """The dashboard's default base URL and key (no key in team mode)."""
-    key = "" if team_mode() else os.environ.get("ARK_API_KEY", "")
-    return os.environ.get("ARK_BASE_URL") or DEFAULT_BASE_URL, key
+    """The dashboard's default base URL and key (no key in team mode), read as the client reads them."""
+    key = "" if team_mode() else os.environ.get(API_KEY_ENV, "")
+    return os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL, key
 
 
 def current() -> Connection:
@@ -136,7 +136,7 @@ def current() -> Connection:
     if typed_url:
         base_url, origin = typed_url, "this browser" if remembered else "Settings"
     else:
-        base_url, origin = env_base_url, "ARK_BASE_URL" if os.environ.get("ARK_BASE_URL") else "default"
+        base_url, origin = env_base_url, BASE_URL_ENV if os.environ.get(BASE_URL_ENV) else "default"
     api_key = st.session_state.get(API_KEY_KEY) or env_key
     problem = base_url_problem(base_url)
     base_url = normalize_base_url(base_url) if problem is None else base_url.strip()
@@ -188,7 +188,13 @@ def forget() -> None:
 # ---------- what pages use ----------
 
 
-@st.cache_resource(show_spinner=False)
+# Clients kept at once: one per connection in use (a team dashboard has one per person's key). The
+# least recently used beyond that is dropped, not closed: a session may still be using it, and its
+# connections go with it once nothing holds it.
+CLIENTS_MAX = 64
+
+
+@st.cache_resource(show_spinner=False, max_entries=CLIENTS_MAX)
 def _client(base_url: str, key_fingerprint: str, _api_key: str) -> Client:
     # Shared by the sessions of one connection (same key, same rights). The key itself is left out
     # of the cache key (the leading underscore): the fingerprint names it.
@@ -208,7 +214,7 @@ def show_problem(conn: Connection | None = None, link: bool = True) -> bool:
     conn = conn or current()
     if conn.problem is None:
         return False
-    where = {"ARK_BASE_URL": "The base URL in the dashboard's environment (ARK_BASE_URL)",
+    where = {BASE_URL_ENV: f"The base URL in the dashboard's environment ({BASE_URL_ENV})",
              "default": "The default base URL"}.get(conn.origin, "The saved base URL")
     st.error(f"{where} cannot be used: {conn.problem}. Enter a valid one in **Settings** "
              "(for example http://127.0.0.1:8000/api/v3).")
@@ -218,10 +224,7 @@ def show_problem(conn: Connection | None = None, link: bool = True) -> bool:
 
 
 def _settings_link() -> None:
-    try:
-        st.page_link("views/settings.py", label="Open Settings", icon="⚙️")
-    except StreamlitPageNotFoundError:  # the page runs on its own, without the router (AppTest of one view)
-        st.markdown("[⚙️ Open Settings](/settings)")
+    pages.link(pages.SETTINGS, "Open Settings", icon="⚙️")
 
 
 def no_key_message() -> str:

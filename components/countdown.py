@@ -1,14 +1,9 @@
 """Countdowns of a task: when its result link dies, when its record is purged, when it expires unrun.
 
 Pure arithmetic on a task record and a clock reading (no Streamlit here), so the page and the tests
-agree on every boundary. The three clocks, from the specification and DESIGN.md section 3:
-
-- result URL: valid 24 hours from success. The record's `updated_at` is the success time (a
-  succeeded task changes no more), so the link dies at `updated_at + RESULT_URL_VALIDITY_SECONDS`.
-- record: kept 7 days from creation (the list window is [T - 7 days, T)), so it disappears at
-  `created_at + RECORD_RETENTION_SECONDS`.
-- execution deadline: a task still queued or running `execution_expires_after` seconds after its
-  creation becomes `expired`.
+agree on every boundary. When each clock runs out, and for which statuses it runs at all, is
+`dailies.spec.lifetimes` (the service computes the same moments there); this module adds how much
+time is left, how urgent that is (colour and emoji), and how to say it.
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dailies.spec import limits as L
+from dailies.spec.lifetimes import lifetimes
 from dailies.spec.models import TaskRecord
 
 Level = Literal["ok", "warn", "critical", "expired"]
@@ -89,43 +85,24 @@ def level_for(remaining_s: float, warn_s: float, critical_s: float) -> Level:
 
 def result_url_expires_at(record: TaskRecord | Mapping[str, Any]) -> int | None:
     """When the video and last-frame URLs stop working, for a succeeded task; else None."""
-    rec = as_record(record)
-    if rec.status != "succeeded" or rec.updated_at is None:
-        return None
-    return rec.updated_at + L.RESULT_URL_VALIDITY_SECONDS
-
-
-def record_expires_at(record: TaskRecord | Mapping[str, Any]) -> int | None:
-    """When the service forgets the task (7 days after creation)."""
-    rec = as_record(record)
-    return None if rec.created_at is None else rec.created_at + L.RECORD_RETENTION_SECONDS
-
-
-def execution_expires_at(record: TaskRecord | Mapping[str, Any]) -> int | None:
-    """When a task that is still queued or running turns `expired`; None once it has finished."""
-    rec = as_record(record)
-    if rec.status not in ("queued", "running") or rec.created_at is None:
-        return None
-    window = rec.execution_expires_after or L.EXECUTION_EXPIRES_DEFAULT
-    return rec.created_at + window
+    return lifetimes(as_record(record)).result_url_expires_at
 
 
 def deadlines(record: TaskRecord | Mapping[str, Any], now: float) -> list[Countdown]:
     """Every clock that applies to the task, soonest first in the order people act on them:
     the execution deadline (queued or running), the result link (succeeded), the record."""
     rec = as_record(record)
+    clocks = lifetimes(rec)
     out: list[Countdown] = []
-    at = execution_expires_at(rec)
-    if at is not None:
-        window = rec.execution_expires_after or L.EXECUTION_EXPIRES_DEFAULT
-        out.append(_countdown("execution", at, now, window * EXECUTION_WARN_FRACTION,
+    if clocks.execution_deadline is not None:
+        window = clocks.execution_deadline - (rec.created_at or 0)  # the length the request chose
+        out.append(_countdown("execution", clocks.execution_deadline, now, window * EXECUTION_WARN_FRACTION,
                               window * EXECUTION_CRITICAL_FRACTION))
-    at = result_url_expires_at(rec)
-    if at is not None:
-        out.append(_countdown("result_url", at, now, RESULT_URL_WARN_S, RESULT_URL_CRITICAL_S))
-    at = record_expires_at(rec)
-    if at is not None:
-        out.append(_countdown("record", at, now, RECORD_WARN_S, RECORD_CRITICAL_S))
+    if clocks.result_url_expires_at is not None:
+        out.append(_countdown("result_url", clocks.result_url_expires_at, now, RESULT_URL_WARN_S,
+                              RESULT_URL_CRITICAL_S))
+    if clocks.record_expires_at is not None:
+        out.append(_countdown("record", clocks.record_expires_at, now, RECORD_WARN_S, RECORD_CRITICAL_S))
     return out
 
 

@@ -7,6 +7,9 @@ The contract, kept here so both sides agree:
 - `send_input_to_compose(url=..., kind=..., role=..., note=...)`: Compose keeps its current form
   and adds this input (a previous task's video or last frame, to chain shots).
 Compose calls `take()` once per run and clears it, so a prefill is applied exactly once.
+
+Both sends then open Compose. Where the page runs without the router there is no Compose to open:
+the hand-off still waits in the session, and they return False so the caller can say so.
 """
 
 from __future__ import annotations
@@ -15,20 +18,19 @@ from typing import Any
 
 import streamlit as st
 
+from . import pages
+
 PREFILL_KEY = "compose.prefill"
-COMPOSE_PAGE = "views/compose.py"
 
 
-def send_to_compose(request: dict[str, Any], note: str = "", switch: bool = True) -> None:
+def send_to_compose(request: dict[str, Any], note: str = "") -> bool:
     st.session_state[PREFILL_KEY] = {"request": request, "note": note}
-    if switch:
-        st.switch_page(COMPOSE_PAGE)
+    return pages.switch_to(pages.COMPOSE)
 
 
-def send_input_to_compose(url: str, kind: str, role: str, note: str = "", switch: bool = True) -> None:
+def send_input_to_compose(url: str, kind: str, role: str, note: str = "") -> bool:
     st.session_state[PREFILL_KEY] = {"input": {"url": url, "kind": kind, "role": role}, "note": note}
-    if switch:
-        st.switch_page(COMPOSE_PAGE)
+    return pages.switch_to(pages.COMPOSE)
 
 
 def take() -> dict[str, Any] | None:

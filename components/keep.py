@@ -17,11 +17,12 @@ import streamlit as st
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal, KeptFile
 from dailies.spec.models import TaskRecord
+from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
+from dailies.spec.statuses import TaskStatus
 
 from . import countdown as cd
+from . import data
 
-VIDEO_NAME = "video.mp4"
-LAST_FRAME_NAME = "last_frame.png"
 AUTO_KEEP_PREFERENCE = "keep.auto"
 AUTO_KEEP_KEY = "tasks.auto_keep"
 
@@ -79,7 +80,7 @@ def keep_result(client: Client, journal: Journal, record: TaskRecord, now: float
 
         client.download(url, path, progress=report)
         kept.append(journal.mark_kept(record.id, name, path))
-    journal.save_records([record.model_dump(mode="json", exclude_none=True)])
+    data.remember(journal, [record])
     if progress is not None:
         progress(1.0, f"Kept {len(kept)} file(s) of {record.id}")
     return kept
@@ -147,7 +148,7 @@ def keep_button(client: Client, journal: Journal, record: TaskRecord, now: float
     if VIDEO_NAME in kept:
         st.success(f"💾 Kept in the archive: `{kept[VIDEO_NAME].path}` ({_megabytes(kept[VIDEO_NAME].size)})")
         return
-    if record.status != "succeeded":
+    if record.status != TaskStatus.SUCCEEDED:
         return
     if cd.playable_url(record, now) is None:
         st.error("The result link has expired and no copy was kept: the video can no longer be downloaded.")

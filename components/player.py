@@ -11,11 +11,21 @@ import streamlit as st
 
 from dailies.journal import KeptFile
 from dailies.spec.models import TaskRecord
+from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
+from dailies.spec.statuses import TaskStatus
 
 from . import countdown as cd
-from .keep import LAST_FRAME_NAME, VIDEO_NAME
 
 Source = Literal["url", "kept", "none"]
+
+# Why a task that has not succeeded has nothing to play.
+NO_VIDEO_BECAUSE: dict[str, str] = {
+    TaskStatus.QUEUED: "Queued: the video appears here once it has been generated.",
+    TaskStatus.RUNNING: "Generating: the video appears here when the task succeeds.",
+    TaskStatus.FAILED: "The task failed: there is no video.",
+    TaskStatus.CANCELLED: "The task was cancelled before it ran: there is no video.",
+    TaskStatus.EXPIRED: "The task expired before it ran: there is no video.",
+}
 
 
 @dataclass(frozen=True)
@@ -44,20 +54,14 @@ def choose(record: TaskRecord | None, kept: dict[str, KeptFile], now: float, nam
         return MediaChoice("kept", path=kept[name].path, reason="Playing the kept copy from the local archive.")
     if record is None or not on_service:
         return MediaChoice("none", reason="The service no longer has this task and no copy was kept.")
-    if record.status == "succeeded":
+    if record.status == TaskStatus.SUCCEEDED:
         has_file = record.content is not None and (
             record.content.video_url if name == VIDEO_NAME else record.content.last_frame_url)
         if name == LAST_FRAME_NAME and not has_file:
             return MediaChoice("none", reason="No last frame: the task was created without `return_last_frame`.")
         return MediaChoice("none", reason="The result link expired (links last 24 hours after success) "
                                           "and no copy was kept.")
-    return MediaChoice("none", reason={
-        "queued": "Queued: the video appears here once it has been generated.",
-        "running": "Generating: the video appears here when the task succeeds.",
-        "failed": "The task failed: there is no video.",
-        "cancelled": "The task was cancelled before it ran: there is no video.",
-        "expired": "The task expired before it ran: there is no video.",
-    }.get(record.status, "No video."))
+    return MediaChoice("none", reason=NO_VIDEO_BECAUSE.get(record.status, "No video."))
 
 
 def fit_width(record: TaskRecord | None, height: int | None) -> int | str:
@@ -96,6 +100,6 @@ def last_frame(record: TaskRecord | None, kept: dict[str, KeptFile], now: float,
         st.image(choice.url, caption="Last frame" if caption else None, width=width)
     elif choice.source == "kept":
         st.image(str(choice.path), caption="Last frame (kept copy)" if caption else None, width=width)
-    elif record is not None and record.status == "succeeded" and on_service and caption:
+    elif record is not None and record.status == TaskStatus.SUCCEEDED and on_service and caption:
         st.caption(choice.reason)
     return choice

@@ -3,6 +3,10 @@
 Results are the succeeded tasks the service lists (both tiers) plus every result kept in the
 local archive, whose record may be long gone. Verdicts, stars and notes are written to the
 journal the moment they change (widget callbacks), so they outlive the session and the service.
+
+Each card is a fragment: a verdict, a star or a note reruns that card alone, not the page (which
+lists hundreds of results). The page runs again only when the change shows elsewhere: the card
+leaves the verdict filter's selection, or the result is in the comparison above.
 """
 
 from __future__ import annotations
@@ -15,15 +19,15 @@ from datetime import tzinfo
 
 import pandas as pd
 import streamlit as st
-from streamlit.errors import StreamlitPageNotFoundError
 
 from dailies.client import APIError, Client
 from dailies.journal import Journal, KeptFile, Review, Submission
 from dailies.spec.models import TaskRecord
+from dailies.spec.results import VIDEO_NAME
+from dailies.spec.statuses import TaskStatus
 
 from . import countdown as cd
-from . import player
-from .keep import VIDEO_NAME
+from . import data, pages, player
 from .task_detail import load
 from .task_rows import format_time, length_text, model_as_written, prompt_of, record_from_json, tokens
 
@@ -31,6 +35,10 @@ VERDICT_FILTER_KEY = "review.verdict_filter"
 BATCH_KEY = "review.batch"
 COMPARE_KEY = "review.compare"
 PAGE_KEY = "review.page"
+# Set by a review widget's callback when the page must follow the change, not only the card.
+PAGE_FOLLOWS_KEY = "review._page_follows"
+REFRESH_KEY = "review.refresh"
+FRESH_KEY = "review._fresh"  # the Refresh button was pressed: this run lists anew
 CARDS_PER_ROW = 3
 CARDS_PER_PAGE = 12
 COMPARE_MAX = 4
@@ -66,22 +74,23 @@ class Result:
         return prompt_of(self.submission)
 
 
-def gather(client: Client | None, journal: Journal) -> tuple[list[Result], list[str]]:
-    """Succeeded results, newest first: listed by the service, then kept ones it no longer lists.
-    Returns the results and the problems met (an unreachable service is not fatal: kept results remain)."""
+def gather(journal: Journal, online: bool, max_age: float = data.LIST_MAX_AGE_S) -> tuple[list[Result], list[str]]:
+    """Succeeded results, newest first: listed by the service (when `online`; a listing at most
+    `max_age` seconds old), then kept ones it no longer lists. Returns the results and the problems
+    met (an unreachable service is not fatal: kept results remain)."""
     problems: list[str] = []
     records: dict[str, TaskRecord] = {}
-    if client is None:
+    if not online:
         problems.append("No service connection: showing kept results only.")
     else:
         for tier in ("default", "flex"):
             try:
-                page = client.tasks.list(status="succeeded", page_size=LIST_SIZE, service_tier=tier)
+                page = data.list_tasks(max_age, remember_in=journal, status=TaskStatus.SUCCEEDED,
+                                       page_size=LIST_SIZE, service_tier=tier)
             except APIError as exc:
                 problems.append(f"Could not list {tier} tasks: {exc}")
                 continue
             records.update((r.id, r) for r in page.items)
-    journal.save_records(r.model_dump(mode="json", exclude_none=True) for r in records.values())
     kept_by_task: dict[str, dict[str, KeptFile]] = {}
     for kept in journal.all_kept():
         kept_by_task.setdefault(kept.task_id, {})[kept.name] = kept
@@ -150,14 +159,24 @@ def short_id(task_id: str) -> str:
 # ---------- review widgets (each saves to the journal as it changes) ----------
 
 
+def _page_follows(task_id: str, verdict_changed: bool) -> None:
+    """After a change of `task_id`'s review: ask for the page to run when it shows the change
+    outside the card (the verdict filter, the comparison table)."""
+    filtered = st.session_state.get(VERDICT_FILTER_KEY, "all") != "all"
+    if (verdict_changed and filtered) or task_id in st.session_state.get(COMPARE_KEY, []):
+        st.session_state[PAGE_FOLLOWS_KEY] = True
+
+
 def _save_verdict(journal: Journal, task_id: str) -> None:
     journal.set_review(task_id, verdict=st.session_state[f"review.verdict.{task_id}"] or "")
+    _page_follows(task_id, verdict_changed=True)
 
 
 def _save_stars(journal: Journal, task_id: str) -> None:
     value = st.session_state[f"review.stars.{task_id}"]
     # st.feedback counts stars from 0; the journal stores 1..5, and 0 for "no rating".
     journal.set_review(task_id, stars=0 if value is None else value + 1)
+    _page_follows(task_id, verdict_changed=False)
 
 
 def _save_notes(journal: Journal, task_id: str) -> None:
@@ -183,10 +202,7 @@ def review_widgets(journal: Journal, result: Result) -> None:
 
 
 def _link_to_tasks(task_id: str) -> None:
-    try:
-        st.page_link("views/tasks.py", label="Details in Tasks", icon="📋", query_params={"task": task_id})
-    except StreamlitPageNotFoundError:  # the page runs on its own, without the router
-        st.markdown(f"[📋 Details in Tasks](/tasks?task={task_id})")
+    pages.link(pages.TASKS, "Details in Tasks", icon="📋", query={"task": task_id})
 
 
 def _status_line(result: Result, now: float) -> str:
@@ -201,8 +217,11 @@ def _status_line(result: Result, now: float) -> str:
     return " ".join(parts)
 
 
+@st.fragment
 def card(journal: Journal, result: Result, now: float, tz: tzinfo) -> None:
-    """One result: player, prompt, parameters, countdown, review widgets."""
+    """One result: player, prompt, parameters, countdown, review widgets (a fragment: see the module)."""
+    if st.session_state.pop(PAGE_FOLLOWS_KEY, False):
+        st.rerun(scope="app")
     rec = result.record
     with st.container(border=True):
         player.video(rec, result.kept, now, on_service=result.listed, max_height=CARD_VIDEO_HEIGHT)
@@ -241,6 +260,10 @@ def compare(results: list[Result], now: float) -> None:
     st.dataframe(comparison_table(results), width="stretch")
 
 
+def _list_anew() -> None:
+    st.session_state[FRESH_KEY] = True
+
+
 def _reset_page() -> None:
     st.session_state[PAGE_KEY] = 1
 
@@ -252,7 +275,9 @@ def _batch_label(batch: dict) -> str:
 def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | None = None) -> None:
     """The whole Review page below its header: one task for `?task=`, else filters, compare and the grid."""
     now = time.time() if now is None else now
-    results, problems = gather(client, journal)
+    st.session_state.pop(PAGE_FOLLOWS_KEY, None)  # this is the page's run: it follows every change
+    max_age = 0 if st.session_state.pop(FRESH_KEY, False) else data.LIST_MAX_AGE_S
+    results, problems = gather(journal, online=client is not None, max_age=max_age)
     for problem in problems:
         st.warning(problem)
     by_id = {r.task_id: r for r in results}
@@ -263,7 +288,11 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
         return
 
     batches = {b["id"]: b for b in journal.batches()}
-    cols = st.columns([2, 3, 4])
+    cols = st.columns([2, 3, 4, 1], vertical_alignment="bottom")
+    with cols[3]:
+        st.button("⟳ Refresh", key=REFRESH_KEY, on_click=_list_anew,
+                  help=f"List the service's results again (otherwise read at most {data.LIST_MAX_AGE_S} s apart, "
+                       "and at once after a submission or a deletion from this dashboard).")
     with cols[0]:
         verdict = st.selectbox("Verdict", list(VERDICT_FILTERS), format_func=VERDICT_FILTERS.get,
                                key=VERDICT_FILTER_KEY, on_change=_reset_page, persist_state="session")

@@ -7,22 +7,20 @@ Hand-offs go through `components.handoff` (Compose reads them). Destructive acti
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
-from streamlit.errors import StreamlitPageNotFoundError
 
 from dailies.client import APIError, Client
 from dailies.journal import Journal, Submission
-from dailies.spec.models import TERMINAL_STATUSES, TaskRecord
+from dailies.spec.models import TaskRecord
+from dailies.spec.statuses import DELETABLE, TaskStatus
 
 from . import countdown as cd
-from . import handoff
+from . import data, handoff
 from .keep import keep_button
 
 FLASH_KEY = "tasks.flash"
-DELETABLE = frozenset(TERMINAL_STATUSES - {"cancelled"})
 
 
 def flash(message: str) -> None:
@@ -42,16 +40,13 @@ def final_request(record: TaskRecord) -> dict[str, Any]:
 
 
 def can_make_final(record: TaskRecord) -> bool:
-    return record.status == "succeeded" and bool(record.draft) and bool(record.model)
+    return record.status == TaskStatus.SUCCEEDED and bool(record.draft) and bool(record.model)
 
 
-def _to_compose(send: Callable[[], None]) -> None:
-    """Send, then Compose opens. When this page runs on its own (`streamlit run dashboard/views/tasks.py`,
-    or a test of the page alone) there is no router to switch with: the hand-off still waits in the
-    session for Compose, so say so instead of failing."""
-    try:
-        send()
-    except StreamlitPageNotFoundError:
+def _to_compose(sent: bool) -> None:
+    """After a hand-off: Compose has opened, or, when this page runs on its own (`streamlit run
+    dashboard/views/tasks.py`, a test of the page alone), the hand-off waits in the session for it."""
+    if not sent:
         st.success("Sent to Compose: open the Compose page to continue.")
 
 
@@ -70,7 +65,7 @@ def compose_rerun(journal: Journal, record: TaskRecord | None, submission: Submi
         except OSError as exc:
             st.error(f"An input of this task is missing from the journal ({exc}); it cannot be reopened whole.")
             return
-        _to_compose(lambda: handoff.send_to_compose(request, note=f"Same inputs as task {submission.task_id}"))
+        _to_compose(handoff.send_to_compose(request, note=f"Same inputs as task {submission.task_id}"))
 
 
 def compose_final(record: TaskRecord, key: str) -> None:
@@ -79,7 +74,7 @@ def compose_final(record: TaskRecord, key: str) -> None:
     if st.button("🎬 Make the final from this draft", key=key,
                  help="A new task on the same model with this draft as its content: it reuses the draft's prompt, "
                       "images, seed, ratio and duration; resolution and tier may be chosen again."):
-        _to_compose(lambda: handoff.send_to_compose(final_request(record), note=f"Final of draft {record.id}"))
+        _to_compose(handoff.send_to_compose(final_request(record), note=f"Final of draft {record.id}"))
 
 
 def compose_chain(record: TaskRecord, now: float, key_prefix: str) -> None:
@@ -90,17 +85,17 @@ def compose_chain(record: TaskRecord, now: float, key_prefix: str) -> None:
         return
     if video is not None and st.button("🎞️ Use video in a new task", key=f"{key_prefix}.use_video",
                                        help="Adds this video to Compose as a reference video."):
-        _to_compose(lambda: handoff.send_input_to_compose(video, "video_url", "reference_video",
-                                                          note=f"Video of task {record.id}"))
+        _to_compose(handoff.send_input_to_compose(video, "video_url", "reference_video",
+                                                  note=f"Video of task {record.id}"))
     if frame is not None and st.button("🖼️ Use last frame in a new task", key=f"{key_prefix}.use_frame",
                                        help="Adds this task's last frame to Compose as the first frame."):
-        _to_compose(lambda: handoff.send_input_to_compose(frame, "image_url", "first_frame",
-                                                          note=f"Last frame of task {record.id}"))
+        _to_compose(handoff.send_input_to_compose(frame, "image_url", "first_frame",
+                                                  note=f"Last frame of task {record.id}"))
 
 
 def cancel_or_delete(client: Client, journal: Journal, record: TaskRecord, key_prefix: str) -> None:
     """Cancel (queued) or delete (succeeded, failed, expired), each behind a confirmation."""
-    if record.status == "queued":
+    if record.status == TaskStatus.QUEUED:
         with st.popover("🚫 Cancel task…"):
             st.write("Cancel this queued task? It will not run and nothing is billed.")
             if st.button("Yes, cancel it", key=f"{key_prefix}.confirm_cancel", type="primary"):
@@ -111,24 +106,25 @@ def cancel_or_delete(client: Client, journal: Journal, record: TaskRecord, key_p
             st.write("Delete this task's record and its result files on the service?")
             if kept:
                 st.caption("The kept copy in the local archive stays, and keeps playing.")
-            elif record.status == "succeeded":
+            elif record.status == TaskStatus.SUCCEEDED:
                 st.warning("Nothing is kept locally: keep the result first if you still need it.")
             if st.button("Yes, delete it", key=f"{key_prefix}.confirm_delete", type="primary"):
                 _delete(client, journal, record, f"Deleted {record.id} from the service.")
-    elif record.status == "running":
+    elif record.status == TaskStatus.RUNNING:
         st.caption("A running task can be neither cancelled nor deleted (the service answers 409).")
-    elif record.status == "cancelled":
+    elif record.status == TaskStatus.CANCELLED:
         st.caption("A cancelled task's record stays until the service purges it (7 days after creation).")
 
 
 def _delete(client: Client, journal: Journal, record: TaskRecord, done: str) -> None:
     # The last record is saved first, so a kept result still shows its parameters afterwards.
-    journal.save_records([record.model_dump(mode="json", exclude_none=True)])
+    data.remember(journal, [record])
     try:
         client.tasks.delete(record.id)
     except APIError as exc:
         st.error(f"The service refused: {exc}")
         return
+    data.changed()
     flash(done)
     st.rerun()
 

@@ -20,8 +20,7 @@ from dailies.journal import Journal, Submission
 from dailies.spec.models import TaskRecord
 
 from . import countdown as cd
-from . import player, task_actions, task_callbacks
-from .connection import Connection
+from . import data, player, task_actions, task_callbacks
 from .task_rows import (
     STATUS_EMOJI,
     format_age,
@@ -33,6 +32,7 @@ from .task_rows import (
 )
 
 Source = Literal["service", "journal", "none"]
+TABS = ("Record", "Copy JSON", "Callback deliveries", "Inputs")
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def load(client: Client | None, journal: Journal, task_id: str) -> LoadedTask:
         except APIError as exc:
             problem = f"Could not ask the service about this task: {exc}"
         else:
-            journal.save_records([record.model_dump(mode="json", exclude_none=True)])
+            data.remember(journal, [record])
             return LoadedTask(task_id, record, "service")
     saved = journal.record(task_id)
     record = record_from_json(saved) if saved else None
@@ -111,7 +111,7 @@ def _inputs(submission: Submission) -> None:
         cols[1].markdown(f"**{ref.kind}**" + (f" · {ref.role}" if ref.role else "") + f"  \n`{ref.source}`")
 
 
-def render(client: Client | None, journal: Journal, conn: Connection, task_id: str, tz: tzinfo,
+def render(client: Client | None, journal: Journal, task_id: str, tz: tzinfo,
            now: float | None = None, key_prefix: str = "tasks.detail",
            on_close: Callable[[], None] | None = None) -> LoadedTask:
     """Draw the detail of one task; return what was loaded."""
@@ -155,21 +155,25 @@ def render(client: Client | None, journal: Journal, conn: Connection, task_id: s
         task_actions.render(client, journal, record, submission, now, key_prefix=key_prefix,
                             live=loaded.live and client is not None)
 
-    tabs = st.tabs(["Record", "Copy JSON", "Callback deliveries", "Inputs"])
-    with tabs[0]:
-        if record is not None:
+    # Only the open tab is drawn: the delivery log is a request to the service, and the JSON views
+    # are the heaviest elements of the detail for the browser.
+    record_tab, json_tab, callbacks_tab, inputs_tab = st.tabs(TABS, key=f"{key_prefix}.tab", on_change="rerun")
+    if record_tab.open and record is not None:
+        with record_tab:
             st.json(record.model_dump(mode="json", exclude_none=True), expanded=1)
-    with tabs[1]:
-        if record is not None:
+    if json_tab.open and record is not None:
+        with json_tab:
             task_actions.copy_json(record)
-    with tabs[2]:
-        if loaded.live and client is not None:
-            task_callbacks.render(conn, task_id, tz)
-        else:
-            st.caption("The service no longer has this task, nor its delivery log.")
-    with tabs[3]:
-        if submission is not None:
-            _inputs(submission)
-        else:
-            st.caption("Inputs unknown: this task was not submitted from this dashboard.")
+    if callbacks_tab.open:
+        with callbacks_tab:
+            if loaded.live and client is not None:
+                task_callbacks.render(client, task_id, tz)
+            else:
+                st.caption("The service no longer has this task, nor its delivery log.")
+    if inputs_tab.open:
+        with inputs_tab:
+            if submission is not None:
+                _inputs(submission)
+            else:
+                st.caption("Inputs unknown: this task was not submitted from this dashboard.")
     return loaded

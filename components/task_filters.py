@@ -15,8 +15,9 @@ import streamlit as st
 from dailies.journal import Journal
 from dailies.spec import limits as L
 from dailies.spec.catalog import model_ids
+from dailies.spec.statuses import LISTABLE_FILTERS
 
-from .task_rows import FILTER_STATUSES, parse_task_ids, status_label
+from .task_rows import parse_task_ids, status_label
 
 STATUS_KEY = "tasks.status"
 TASK_IDS_KEY = "tasks.task_ids"
@@ -69,10 +70,7 @@ def _back_to_first_page() -> None:
 def model_options(journal: Journal) -> list[str]:
     """Catalog model ids, then the models and endpoint ids this dashboard has submitted to."""
     options = [ANY_MODEL, *model_ids()]
-    for sub in journal.recent_submissions(limit=200):
-        if sub.model and sub.model not in options:
-            options.append(sub.model)
-    return options
+    return options + [model for model in journal.submitted_models() if model not in options]
 
 
 def render(journal: Journal) -> TaskFilters:
@@ -80,7 +78,7 @@ def render(journal: Journal) -> TaskFilters:
     top = st.columns([2, 3, 3, 3])
     with top[0]:
         status = st.selectbox(
-            "Status", [ALL_STATUSES, *FILTER_STATUSES], key=STATUS_KEY, persist_state="session",
+            "Status", [ALL_STATUSES, *LISTABLE_FILTERS], key=STATUS_KEY, persist_state="session",
             format_func=lambda s: "All statuses" if s == ALL_STATUSES else status_label(s),
             on_change=_back_to_first_page,
             help="`expired` is not a filter value of the API: expired tasks are listed only under All.",

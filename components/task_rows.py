@@ -13,20 +13,19 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import pandas as pd
 
 from dailies.journal import Submission
-from dailies.spec.models import FilterStatus, TaskRecord
+from dailies.spec.models import TaskRecord
+from dailies.spec.statuses import ACTIVE, TaskStatus
 
 from . import countdown as cd
 
 STATUS_EMOJI: dict[str, str] = {
-    "queued": "⏳",
-    "running": "⚙️",
-    "succeeded": "✅",
-    "failed": "❌",
-    "cancelled": "🚫",
-    "expired": "⌛",
+    TaskStatus.QUEUED: "⏳",
+    TaskStatus.RUNNING: "⚙️",
+    TaskStatus.SUCCEEDED: "✅",
+    TaskStatus.FAILED: "❌",
+    TaskStatus.CANCELLED: "🚫",
+    TaskStatus.EXPIRED: "⌛",
 }
-ACTIVE_STATUSES: frozenset[str] = frozenset({"queued", "running"})
-FILTER_STATUSES: tuple[FilterStatus, ...] = ("queued", "running", "cancelled", "succeeded", "failed")
 
 # The table's columns, in order. Tests and column_config refer to these names.
 COLUMNS = ("status", "id", "prompt", "link expires", "deadline", "model", "resolution", "ratio", "length", "tokens",
@@ -40,7 +39,7 @@ def status_label(status: str) -> str:
 
 def is_active(record: TaskRecord) -> bool:
     """Queued or running: its row still changes, so the table keeps refreshing."""
-    return record.status in ACTIVE_STATUSES
+    return record.status in ACTIVE
 
 
 def any_active(records: Iterable[TaskRecord]) -> bool:

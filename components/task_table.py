@@ -7,6 +7,10 @@ first and chooses it; when a refresh finds the page turned active or idle, a row
 the selection moved, the fragment asks for one full rerun: the detail, the charts and the interval
 then follow.
 
+Listings come from `components.data`: a page run (and the fragment's run inside it) takes one at
+most REFRESH_SECONDS old, so the full run that follows a click on a row does not list again; the
+fragment's own refreshes (its timer, the Refresh button) read anew.
+
 Selection is a row position in Streamlit; rows move as new tasks arrive (newest first). The table
 therefore remembers the selected task by id and re-selects its new row on every refresh.
 """
@@ -21,22 +25,23 @@ import streamlit as st
 
 from dailies.client import APIError, Client
 from dailies.journal import Journal
-from dailies.spec.models import TaskRecord
+from dailies.spec.models import ListTasksResponse
 
-from . import keep
+from . import data, keep
 from .task_filters import TaskFilters
 from .task_rows import any_active, table_rows, timezone
 
 REFRESH_SECONDS = 3
+VIEW_KEY = "tasks.view"  # the open tab: the table or the charts
 TABLE_KEY = "tasks.table"
+REFRESH_KEY = "tasks.refresh"
+REFRESH_ASKED_KEY = "tasks._refresh_asked"  # set by the Refresh button: this run lists anew
 SELECTED_KEY = "tasks.selected"  # the task id shown in the detail (None: none)
 DEEP_LINK_KEY = "tasks._query_task"  # the ?task= value last seen or written
 RENDERED_IDS_KEY = "tasks._rendered_ids"  # row ids as last drawn, to read a row selection by id
 SIGNATURE_KEY = "tasks._signature"  # (ids and statuses, active) as of the last listing
-ACTIVE_KEY = "tasks.active"  # whether the page had a queued or running row
 SHOWN_KEY = "tasks._shown"  # the task the last full run drew a detail for
-PREFETCHED_KEY = "tasks._prefetched"  # the page's listing, handed to the fragment's first run
-LAST_PAGE_KEY = "tasks.last_page"  # total and row ids of the last listing (read by tests)
+IN_PAGE_RUN_KEY = "tasks._in_page_run"  # set by the page for the fragment's run inside it
 
 
 def browser_timezone() -> tzinfo:
@@ -119,35 +124,43 @@ COLUMN_CONFIG = {
 }
 
 
+def _ask_refresh() -> None:
+    st.session_state[REFRESH_ASKED_KEY] = True
+
+
+def _listing(journal: Journal, filters: TaskFilters, max_age: float) -> ListTasksResponse | None:
+    try:
+        return data.list_tasks(max_age, remember_in=journal, **filters.list_kwargs())
+    except APIError as exc:
+        st.error(f"Could not list tasks: {exc}")
+        return None
+
+
 def _table(client: Client, journal: Journal, filters: TaskFilters, interval: float | None) -> None:
-    # In the page's own run the page has listed already (to choose the interval); a refresh lists anew.
-    page = st.session_state.pop(PREFETCHED_KEY, None)
-    full_run = page is not None
-    tz = browser_timezone()
+    in_page_run = st.session_state.pop(IN_PAGE_RUN_KEY, False)
+    asked = st.session_state.pop(REFRESH_ASKED_KEY, False)
+    changed, pick = _user_pick(st.session_state.get(RENDERED_IDS_KEY, []))
+    # A refresh (the button, the timer: a run of the fragment alone that no row click started) reads
+    # anew; the page's run and a click on a row take the listing the page has just read.
+    fresh = asked or not (in_page_run or changed)
+    page = _listing(journal, filters, 0 if fresh else REFRESH_SECONDS)
     if page is None:
-        try:
-            page = client.tasks.list(**filters.list_kwargs())
-        except APIError as exc:
-            st.error(f"Could not list tasks: {exc}")
-            return
-    records: list[TaskRecord] = list(page.items)
+        return
+    records = list(page.items)
     now = time.time()
-    journal.save_records(r.model_dump(mode="json", exclude_none=True) for r in records)
     if keep.auto_keep_enabled(journal):
         keep.auto_keep(client, journal, records, now)
 
     ids = [r.id for r in records]
-    changed, pick = _user_pick(st.session_state.get(RENDERED_IDS_KEY, []))
     if changed:
         select(pick)
     active = any_active(records)
     signature = (tuple((r.id, r.status) for r in records), active)
     # Only a refresh asks for a full run: in the page's run everything below is drawn anyway, and a
     # rerun there would swallow the click (a button's True lasts one run) that started it.
-    needs_full_run = not full_run and (active != bool(interval) or signature != st.session_state.get(SIGNATURE_KEY)
-                                       or selected() != st.session_state.get(SHOWN_KEY))
+    needs_full_run = not in_page_run and (active != bool(interval) or signature != st.session_state.get(SIGNATURE_KEY)
+                                          or selected() != st.session_state.get(SHOWN_KEY))
     st.session_state[SIGNATURE_KEY] = signature
-    st.session_state[LAST_PAGE_KEY] = {"total": page.total, "ids": ids}
     if needs_full_run:
         st.session_state[RENDERED_IDS_KEY] = ids
         _pin_selection(ids)
@@ -160,7 +173,8 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, interval: flo
     head = st.columns([6, 1], vertical_alignment="center")
     head[0].markdown(summary)
     # Without queued or running rows nothing refreshes by itself: new tasks show on demand.
-    head[1].button("⟳ Refresh", key="tasks.refresh", help="List again (a fragment rerun: filters and selection stay).")
+    head[1].button("⟳ Refresh", key=REFRESH_KEY, on_click=_ask_refresh,
+                   help="List again (a fragment rerun: filters and selection stay).")
     if not records:
         if page.total and filters.page_num > pages:
             st.info(f"Page {filters.page_num} is past the end: there are {pages} page(s).")
@@ -171,7 +185,7 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, interval: flo
         return
 
     submissions = journal.submissions(ids)
-    frame = table_rows(records, submissions, keep.kept_video_ids(journal), now, tz)
+    frame = table_rows(records, submissions, keep.kept_video_ids(journal), now, browser_timezone())
     _pin_selection(ids)
     st.session_state[RENDERED_IDS_KEY] = ids
     st.dataframe(frame, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,
@@ -185,15 +199,11 @@ def render(client: Client, journal: Journal, filters: TaskFilters) -> None:
     The page lists first: whether any row is queued or running decides the fragment's interval, which
     is fixed when the fragment is declared.
     """
-    try:
-        page = client.tasks.list(**filters.list_kwargs())
-    except APIError as exc:
-        st.error(f"Could not list tasks: {exc}")
+    page = _listing(journal, filters, REFRESH_SECONDS)
+    if page is None:
         return
-    active = any_active(page.items)
-    st.session_state[ACTIVE_KEY] = active
-    st.session_state[PREFETCHED_KEY] = page
-    interval = REFRESH_SECONDS if active else None
+    interval = REFRESH_SECONDS if any_active(page.items) else None
+    st.session_state[IN_PAGE_RUN_KEY] = True
     st.fragment(run_every=interval)(_table)(client, journal, filters, interval)
 
 

@@ -27,7 +27,8 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -185,30 +186,39 @@ class _Store:
         self.conn = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA journal_mode=WAL")
+        # The record last written per (scope, task id): a page shows the same records run after run,
+        # and an unchanged one is not written again.
+        self.saved_records: dict[tuple[str, str], str] = {}
         self._migrate()
 
-    def _migrate(self) -> None:
+    @contextmanager
+    def transaction(self, begin: str = "BEGIN") -> Iterator[sqlite3.Connection]:
+        """One transaction, under the lock (the connection autocommits each statement otherwise)."""
         with self.lock:
-            self.conn.execute("BEGIN IMMEDIATE")  # one process migrates; the others then see version 1
+            self.conn.execute(begin)
             try:
-                version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-                if version < SCHEMA_VERSION:
-                    old = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                    for table in _SCOPED_TABLES.keys() & old:
-                        self.conn.execute(f"ALTER TABLE {table} RENAME TO {table}_v0")
-                    self._create_tables()
-                    for table, columns in _SCOPED_TABLES.items():
-                        if table in old:
-                            self.conn.execute(f"INSERT INTO {table} (scope, {columns}) "
-                                              f"SELECT '{UNSCOPED}', {columns} FROM {table}_v0")
-                            self.conn.execute(f"DROP TABLE {table}_v0")
-                    # The old indexes went with the old tables (a renamed table keeps its indexes).
-                    self._create_tables()
-                    self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                yield self.conn
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
+
+    def _migrate(self) -> None:
+        with self.transaction("BEGIN IMMEDIATE"):  # one process migrates; the others then see version 1
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            if version < SCHEMA_VERSION:
+                old = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                for table in _SCOPED_TABLES.keys() & old:
+                    self.conn.execute(f"ALTER TABLE {table} RENAME TO {table}_v0")
+                self._create_tables()
+                for table, columns in _SCOPED_TABLES.items():
+                    if table in old:
+                        self.conn.execute(f"INSERT INTO {table} (scope, {columns}) "
+                                          f"SELECT '{UNSCOPED}', {columns} FROM {table}_v0")
+                        self.conn.execute(f"DROP TABLE {table}_v0")
+                # The old indexes went with the old tables (a renamed table keeps its indexes).
+                self._create_tables()
+                self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _create_tables(self) -> None:
         # executescript would commit the migration's transaction half-way: one statement at a time.
@@ -357,11 +367,13 @@ class Journal:
                           [*params, batch_id])
         return [self._submission(r) for r in rows]
 
-    def recent_submissions(self, limit: int = 200) -> list[Submission]:
+    def submitted_models(self, limit: int = 200) -> list[str]:
+        """The model ids and endpoint ids submitted to, most recently used first (read without
+        parsing a single request: the Tasks page asks on every run)."""
         where, params = self._visible()
-        rows = self._exec(f"SELECT * FROM submissions WHERE {where} ORDER BY submitted_at DESC LIMIT ?",
-                          [*params, limit])
-        return [self._submission(r) for r in rows]
+        rows = self._exec(f"SELECT model FROM submissions WHERE {where} AND model != '' GROUP BY model"
+                          " ORDER BY MAX(submitted_at) DESC LIMIT ?", [*params, limit])
+        return [r["model"] for r in rows]
 
     def batches(self, limit: int = 100) -> list[dict[str, Any]]:
         where, params = self._visible("b")
@@ -374,12 +386,19 @@ class Journal:
     # ---------- last known records (so kept results outlive the service's record) ----------
 
     def save_records(self, records: Iterable[dict[str, Any]]) -> None:
-        now = time.time()
-        with self._store.lock:
-            self._store.conn.executemany(
-                "INSERT OR REPLACE INTO records (scope, task_id, record, saved_at) VALUES (?, ?, ?, ?)",
-                [(self._writes_as, r["id"], json.dumps(r), now) for r in records],
-            )
+        """Keep the last record seen of each task; records unchanged since this process last wrote
+        them are skipped, and the rest are written in one transaction (one commit, not one each)."""
+        now, scope, saved = time.time(), self._writes_as, self._store.saved_records
+        rows = [(scope, r["id"], text, now) for r in records
+                if saved.get((scope, r["id"])) != (text := json.dumps(r, sort_keys=True))]
+        if not rows:
+            return
+        with self._store.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO records (scope, task_id, record, saved_at) VALUES (?, ?, ?, ?)",
+                             rows)
+            if len(saved) + len(rows) > _SAVED_RECORDS_REMEMBERED:
+                saved.clear()
+            saved.update(((scope, task_id), text) for scope, task_id, text, _ in rows)
 
     def record(self, task_id: str) -> dict[str, Any] | None:
         where, params = self._visible()
@@ -468,6 +487,8 @@ class Journal:
 
 
 STORED_PREFIX = "journal-input:"
+# How many written records `save_records` remembers, to skip rewriting them (a few MB at most).
+_SAVED_RECORDS_REMEMBERED = 20_000
 
 
 def _payload_urls(request: dict[str, Any]):

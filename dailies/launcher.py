@@ -68,11 +68,14 @@ def streamlit_command(port: int, host: str = "127.0.0.1", headless: bool = True)
     """`streamlit run` of the dashboard with its settings as flags, so they hold whatever directory
     it starts from (.streamlit/config.toml only applies when started from the repository). Uploads
     may be 30 MB images (spec section 8), Base64 inflates them, hence 64 MB. The toolbar is
-    minimal: "Deploy" means nothing to the people using Dailies."""
+    minimal: "Deploy" means nothing to the people using Dailies. No full garbage collection after every
+    script run: with pandas, altair and pydantic loaded it holds the GIL for 100-400 ms on 2 cores, after
+    the script has finished and before the browser hears so (bench/dashboard.py); Python's own
+    generational collection still runs."""
     return [sys.executable, "-m", "streamlit", "run", str(dashboard_script()),
             "--server.port", str(port), "--server.address", host, "--server.headless", str(headless).lower(),
             "--server.maxUploadSize", "64", "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal",
-            "--theme.base", "dark", "--theme.primaryColor", "#f5a524"]
+            "--runner.postScriptGC", "false", "--theme.base", "dark", "--theme.primaryColor", "#f5a524"]
 
 
 def dashboard_env(base: dict[str, str], api_url: str | None, key: str | None, data_dir: Path | None,
@@ -94,7 +97,8 @@ def dashboard_env(base: dict[str, str], api_url: str | None, key: str | None, da
     return env
 
 
-def _wait_until_up(url: str, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
+def wait_until_up(url: str, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
+    """Until `url` answers 200; RuntimeError when `proc` exits first or `timeout` passes."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -108,7 +112,8 @@ def _wait_until_up(url: str, proc: subprocess.Popen, what: str, timeout: float =
     raise RuntimeError(f"The {what} did not answer at {url} within {timeout:.0f} s.")
 
 
-def _stop(procs: list[subprocess.Popen]) -> None:
+def stop_processes(procs: list[subprocess.Popen]) -> None:
+    """Ask each to stop (SIGTERM), then kill what has not stopped within 10 s."""
     for proc in procs:
         if proc.poll() is None:
             proc.terminate()
@@ -148,9 +153,9 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         procs.append(subprocess.Popen(serve_cmd, env=env))
-        _wait_until_up(f"{api_url}/healthz", procs[0], "service")
+        wait_until_up(f"{api_url}/healthz", procs[0], "service")
         procs.append(subprocess.Popen(ui_cmd, env=ui_env, cwd=str(data_dir)))
-        _wait_until_up(f"http://{host}:{ui_port}/_stcore/health", procs[1], "dashboard")
+        wait_until_up(f"http://{host}:{ui_port}/_stcore/health", procs[1], "dashboard")
         print(f"\n  Dailies is up (data in {data_dir}).\n"
               f"  Dashboard:  http://{host}:{ui_port}\n"
               f"  API:        {api_url}/api/v3   (key {mask_key(key)}; `dailies keys --show` prints it)\n"
@@ -172,6 +177,6 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
         print(f"dailies up: {exc}", file=sys.stderr)
         return 1
     finally:
-        _stop(procs)
+        stop_processes(procs)
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -64,3 +64,19 @@ def start_live_service(data_dir: Path, workers: int = 1, api_keys: dict[str, str
     else:
         raise RuntimeError("the live service did not start")
     return LiveService(f"http://127.0.0.1:{port}/api/v3", next(iter(api_keys)), data_dir, app, server, thread)
+
+
+def wait_until_listed(base_url: str, api_key: str, task_ids: set[str], timeout: float = 30.0) -> None:
+    """Until the list endpoint shows every one of `task_ids`. The list window is [T - 7 days, T) to the
+    second (spec section 3.2), so a task made in the current second is not listed yet."""
+    deadline = time.monotonic() + timeout
+    headers = {"Authorization": f"Bearer {api_key}"}
+    while True:
+        page = httpx.get(f"{base_url}/contents/generations/tasks", headers=headers,
+                         params={"page_size": 500}, timeout=10).json()
+        missing = task_ids - {item["id"] for item in page["items"]}
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not listed within {timeout:.0f} s: {sorted(missing)}")
+        time.sleep(0.05)

@@ -184,6 +184,9 @@ class Endpoints:
     def delete(self, task_id: str) -> RequestSpec:
         return RequestSpec("DELETE", self._task_url(task_id), self._headers(), json={})
 
+    def callbacks(self, task_id: str) -> RequestSpec:
+        return RequestSpec("GET", self._task_url(task_id) + "/callbacks", self._headers())
+
     def download(self, url: str) -> RequestSpec:
         """A GET of a result file. Relative URLs are taken from the base URL's host. The key is sent
         only to the base URL's own origin: result URLs are signed, and may point at a CDN."""

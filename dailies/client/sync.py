@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from dailies.spec.models import (
+    CallbackLog,
     CreateTaskRequest,
     CreateTaskResponse,
     FilterStatus,
@@ -88,6 +89,11 @@ class Tasks:
     def delete(self, task_id: str) -> None:
         """Cancel a queued task, or delete the record of a finished one (409 while running)."""
         self._client._send(self._client._endpoints.delete(task_id))
+
+    def callbacks(self, task_id: str) -> CallbackLog:
+        """The task's callback delivery log, an endpoint of the local service beyond the specification:
+        the real service answers 404 (`NotFoundError`), as it does for a task it does not have."""
+        return parse_model(self._client._send(self._client._endpoints.callbacks(task_id)), CallbackLog)
 
     cancel = delete
 

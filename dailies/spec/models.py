@@ -23,8 +23,6 @@ ServiceTier = Literal["default", "flex"]
 Resolution = Literal["480p", "720p", "1080p", "4k"]
 Ratio = Literal["16:9", "4:3", "1:1", "3:4", "9:16", "21:9", "adaptive"]
 ToolType = Literal["web_search"]
-# The old name of `statuses.TERMINAL`, until every importer reads `statuses`.
-TERMINAL_STATUSES = TERMINAL
 
 
 class _Closed(BaseModel):

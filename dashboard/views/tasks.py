@@ -1,6 +1,7 @@
 """Tasks: what is running, what failed, what is about to disappear; one task in full below the table.
 
-`?task=cgt-...` opens that task's detail (a link to share, or from the Review page).
+`?task=cgt-...` opens that task's detail (a link to share, or from the Review page). The charts
+are drawn only while their tab is open.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from components import charts, connection, keep, task_detail, task_filters, task
 
 st.header("Tasks")
 client = connection.require_client()
-conn = connection.current()
 journal = connection.journal()
 tz = task_table.browser_timezone()
 
@@ -19,13 +19,15 @@ task_table.sync_deep_link()
 filters = task_filters.render(journal)
 keep.auto_keep_toggle(journal)
 
-table_tab, charts_tab = st.tabs(["📋 Tasks", "📊 Charts"])
-with table_tab:
-    task_table.render(client, journal, filters)
-    task_id = task_table.selected()
-    if task_id:
-        st.divider()
-        task_detail.render(client, journal, conn, task_id, tz, on_close=task_table.close)
-    task_table.mark_shown(task_id)
-with charts_tab:
-    charts.render(client, conn.cache_id, filters, tz)
+table_tab, charts_tab = st.tabs(["📋 Tasks", "📊 Charts"], key=task_table.VIEW_KEY, on_change="rerun")
+if table_tab.open:
+    with table_tab:
+        task_table.render(client, journal, filters)
+        task_id = task_table.selected()
+        if task_id:
+            st.divider()
+            task_detail.render(client, journal, task_id, tz, on_close=task_table.close)
+        task_table.mark_shown(task_id)
+if charts_tab.open:
+    with charts_tab:
+        charts.render(filters, tz)

@@ -20,7 +20,7 @@ from dailies.client import (
     RequestValidationError,
     WaitTimeout,
 )
-from dailies.spec.models import ListTasksResponse, TaskRecord
+from dailies.spec.models import CallbackLog, ListTasksResponse, TaskRecord
 
 from .client_fakes import API_KEY, BASE_URL, TASKS_URL, ScriptedServer, error_body, record, reply
 
@@ -46,6 +46,16 @@ async def test_missing_key_is_refused_and_env_vars_are_fallbacks(monkeypatch):
     request = server.requests[0]
     assert request.headers["Authorization"] == "Bearer sk-env"
     assert str(request.url) == f"https://ark.ap-southeast.bytepluses.com/api/v3/contents/generations/tasks/{TASK_ID}"
+
+
+async def test_callbacks_returns_the_typed_delivery_log(make_async_client):
+    log = {"items": [{"webhook_id": "msg_1", "status": "queued", "attempt": 1, "at": 1.5, "status_code": 204,
+                      "latency_ms": 3.0, "error": None}]}
+    server = ScriptedServer(reply(200, log))
+    async with make_async_client(server) as client:
+        found = await client.tasks.callbacks(TASK_ID)
+    assert isinstance(found, CallbackLog) and [a.status_code for a in found.items] == [204]
+    assert (server.requests[0].method, str(server.requests[0].url)) == ("GET", f"{TASKS_URL}/{TASK_ID}/callbacks")
 
 
 async def test_create_get_list_delete(make_async_client):

@@ -18,12 +18,13 @@ from dailies.client import (
     ConflictError,
     InternalServerError,
     MissingAPIKeyError,
+    NotFoundError,
     PermissionDeniedError,
     RateLimitError,
     RequestValidationError,
     WaitTimeout,
 )
-from dailies.spec.models import CreateTaskRequest, CreateTaskResponse, ListTasksResponse, TaskRecord
+from dailies.spec.models import CallbackLog, CreateTaskRequest, CreateTaskResponse, ListTasksResponse, TaskRecord
 
 from .client_fakes import (
     API_KEY,
@@ -262,6 +263,40 @@ def test_delete_of_a_running_task_is_a_conflict_not_retried(make_client):
         make_client(server).tasks.delete(TASK_ID)
     assert caught.value.code == "InvalidAction.RunningTaskDeletion"
     assert server.calls == 1
+
+
+CALLBACK_LOG = {"items": [
+    {"webhook_id": "msg_1", "status": "succeeded", "attempt": 1, "at": 1_700_000_000.5, "status_code": 500,
+     "latency_ms": 12.5, "error": "HTTP 500"},
+    {"webhook_id": "msg_1", "status": "succeeded", "attempt": 2, "at": 1_700_000_004.0, "status_code": None,
+     "latency_ms": None, "error": None, "pending": True, "a_newer_field": "kept"},
+]}
+
+
+def test_callbacks_returns_the_typed_delivery_log(make_client):
+    server = ScriptedServer(reply(200, CALLBACK_LOG))
+    log = make_client(server).tasks.callbacks(TASK_ID)
+    assert isinstance(log, CallbackLog)
+    first, due = log.items
+    assert (first.attempt, first.status_code, first.latency_ms, first.pending) == (1, 500, 12.5, False)
+    assert (due.attempt, due.status_code, due.pending) == (2, None, True)
+    request = server.requests[0]
+    assert (request.method, str(request.url)) == ("GET", f"{TASKS_URL}/{TASK_ID}/callbacks")
+    assert request.headers["Authorization"] == f"Bearer {API_KEY}"
+
+
+def test_callbacks_of_a_service_without_the_log_is_not_found_and_not_retried(make_client):
+    # The real service has no such endpoint: 404, as for a task it does not have.
+    server = ScriptedServer(reply(404, error_body("NotFound", "NotFound")))
+    with pytest.raises(NotFoundError):
+        make_client(server).tasks.callbacks(TASK_ID)
+    assert server.calls == 1
+
+
+def test_callbacks_task_id_cannot_escape_its_path(make_client):
+    server = ScriptedServer(reply(200, {"items": []}))
+    assert make_client(server).tasks.callbacks("../x").items == []
+    assert server.requests[0].url.raw_path == b"/api/v3/contents/generations/tasks/..%2Fx/callbacks"
 
 
 def test_a_success_with_a_body_of_the_wrong_shape(make_client):

@@ -53,8 +53,9 @@ def test_two_keys_share_nothing(journal):
     assert a.submission(TASK).prompt == "alpha prompt" and [s.task_id for s in a.batch(batch)] == [TASK]
     assert [x["size"] for x in a.batches()] == [1] and a.review(TASK).notes == "alpha notes"
     assert a.record(TASK) and set(a.kept(TASK)) == {"video.mp4"} and a.preference("keep.auto") is True
+    assert a.submitted_models() == [a.submission(TASK).model]
 
-    assert b.submission(TASK) is None and b.submissions([TASK]) == {} and b.recent_submissions() == []
+    assert b.submission(TASK) is None and b.submissions([TASK]) == {} and b.submitted_models() == []
     assert b.batches() == [] and b.batch(batch) == []
     assert b.review(TASK).verdict is None and b.reviews([TASK]) == {}
     assert b.record(TASK) is None and b.kept(TASK) == {} and b.all_kept() == []

@@ -15,10 +15,10 @@ from streamlit.testing.v1 import AppTest
 
 from components import review_panel
 from components.keep import keep_result
-from dailies.client import Client
+from dailies.client import Client, Tasks
 from dailies.journal import Journal, Submission
 
-from ..live_service import start_live_service
+from ..live_service import start_live_service, wait_until_listed
 
 PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "views" / "review.py"
 V2 = "doubao-seedance-2-0-260128"
@@ -116,6 +116,24 @@ def test_verdict_stars_and_notes_persist_across_sessions(env, results):
     assert env.review(task_id).notes == "keep the wide shot"
 
 
+def test_reviewing_reads_nothing_from_the_service_and_the_grid_follows_the_filter(env, results, monkeypatch):
+    # Each card is a fragment (in the browser a verdict reruns that card alone); the page's own runs
+    # take the listing it read when it opened. Either way, reviewing lists nothing anew.
+    at = open_review()
+    reads = []
+    real_list = Tasks.list
+    monkeypatch.setattr(Tasks, "list", lambda self, **query: reads.append(query) or real_list(self, **query))
+    at.selectbox(key=review_panel.VERDICT_FILTER_KEY).select("unreviewed").run()
+    at.feedback(key=f"review.stars.{results[0]}").set_value(2).run()
+    at.text_area(key=f"review.notes.{results[0]}").input("tighter crop").run()
+    assert cards(at) == results  # neither a star nor a note is a verdict
+    at.segmented_control(key=f"review.verdict.{results[0]}").set_value("approved").run()
+    assert not at.exception
+    assert cards(at) == results[1:]  # approved: no longer "not reviewed"
+    assert reads == []
+    assert env.review(results[0]).stars == 3
+
+
 def test_verdict_filter(env, results):
     env.set_review(results[0], verdict="approved")
     env.set_review(results[2], verdict="rejected")
@@ -174,6 +192,23 @@ def test_open_alone_from_the_grid(env, results):
     at = open_review()
     at.button(key=f"review.open.{results[1]}").click().run()
     assert cards(at) == [results[1]] and at.query_params["task"] == results[1]
+
+
+def test_refresh_lists_the_services_results_anew(env, tmp_path, monkeypatch):
+    svc = start_live_service(tmp_path / "refresh-service", workers=1)
+    monkeypatch.setenv("ARK_BASE_URL", svc.base_url)
+    try:
+        at = open_review()
+        assert cards(at) == []
+        with Client(base_url=svc.base_url, api_key=svc.api_key) as client:
+            task_id = client.tasks.create(small("just finished")).id
+            client.wait(task_id, timeout=120, poll_interval=0.1)
+        wait_until_listed(svc.base_url, svc.api_key, {task_id})
+        at.button(key=review_panel.REFRESH_KEY).click().run()
+        assert not at.exception
+        assert cards(at) == [task_id]
+    finally:
+        svc.stop()
 
 
 def test_kept_result_stays_after_its_task_is_deleted_and_the_service_stops(env, tmp_path, monkeypatch):

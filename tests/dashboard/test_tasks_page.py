@@ -8,6 +8,7 @@ this module's tasks with the task-ids filter (itself under test) unless a test i
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components import task_table
-from dailies.client import Client
+from dailies.client import Client, Tasks
 from dailies.journal import Journal, Submission
 
 from ..live_service import start_live_service
@@ -25,6 +26,7 @@ PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "views" / "tasks.py"
 V2 = "doubao-seedance-2-0-260128"
 V15 = "doubao-seedance-1-5-pro-251215"
 V2_ENDPOINT = "ep-local-seedance-2-0-260128"
+CHARTS_TAB = "📊 Charts"
 
 
 def small(prompt: str, model: str = V2, **fields) -> dict:
@@ -84,7 +86,8 @@ def table_ids(at: AppTest) -> list[str]:
 
 
 def total(at: AppTest) -> int:
-    return at.session_state[task_table.LAST_PAGE_KEY]["total"]
+    """The total the summary line reports ('**3** task(s) match · ...')."""
+    return int(re.match(r"\*\*(\d+)\*\* task\(s\) match", summary(at)).group(1))
 
 
 def summary(at: AppTest) -> str:
@@ -228,16 +231,21 @@ def test_deep_link_opens_the_detail_with_player_frame_fields_and_countdowns(dash
     assert len(videos) == 1 and videos[0].proto.url == record.content.video_url
     frames = [img for img in at.image if "Last frame" in img.captions]
     assert len(frames) == 1 and frames[0].value == [record.content.last_frame_url]
-    assert at.json[0].value and record.id in at.json[0].value
-    assert any(f'"id": "{record.id}"' in c.value for c in at.code)  # the copyable JSON
+    assert at.json[0].value and record.id in at.json[0].value  # the first tab, open at first
     badges = " ".join(m.value for m in at.markdown)
     assert ":green-badge[🟢 Result link expires in 23 h" in badges
     assert ":green-badge[🟢 Record deleted in 6 d" in badges
-    assert any("No callbacks" in c.value for c in at.caption)
     keys = {b.key for b in at.button}
     assert {"tasks.detail.keep", "tasks.detail.confirm_delete", "tasks.detail.use_video",
             "tasks.detail.use_frame"} <= keys
     assert "tasks.detail.confirm_cancel" not in keys
+    # The other tabs are drawn when opened (as a click on the tab leaves it).
+    at.session_state["tasks.detail.tab"] = "Copy JSON"
+    at.run()
+    assert any(f'"id": "{record.id}"' in c.value for c in at.code) and not at.json  # the copyable JSON
+    at.session_state["tasks.detail.tab"] = "Callback deliveries"
+    at.run()
+    assert any("No callbacks" in c.value for c in at.caption)
 
 
 def test_failed_task_shows_its_task_level_error(dashboard_env, seeded):
@@ -276,6 +284,21 @@ def test_selecting_a_row_opens_it_and_follows_it_when_rows_move(dashboard_env, s
     assert not at.subheader and "task" not in at.query_params
 
 
+def test_refresh_lists_anew_and_a_click_on_a_row_takes_the_listing_just_read(dashboard_env, seeded, monkeypatch):
+    monkeypatch.setattr(task_table, "REFRESH_SECONDS", 600)  # "just read", however slow the machine
+    at = only(open_tasks(), seeded.default_tier)
+    reads = []
+    real_list = Tasks.list
+    monkeypatch.setattr(Tasks, "list", lambda self, **query: reads.append(query) or real_list(self, **query))
+    at.button(key=task_table.REFRESH_KEY).click().run()
+    assert len(reads) == 1
+    at.session_state[task_table.TABLE_KEY] = {"selection": {"rows": [0]}}
+    at.run()
+    no_errors(at)
+    assert [s.value for s in at.subheader][0].endswith(table_ids(at)[0])
+    assert len(reads) == 1
+
+
 def test_close_button_closes_the_deep_linked_detail(dashboard_env, seeded):
     at = open_tasks(task=seeded.failed)
     at.button(key="tasks.detail.close").click().run()
@@ -296,7 +319,6 @@ def test_filters_survive_reruns(dashboard_env, seeded):
 
 def test_auto_refresh_only_while_a_row_is_queued_or_running(dashboard_env, seeded, tmp_path, monkeypatch):
     at = only(open_tasks(), seeded.default_tier)
-    assert at.session_state[task_table.ACTIVE_KEY] is False
     assert "refreshing" not in summary(at)
     # A service with no worker keeps a task queued.
     idle = start_live_service(tmp_path / "idle", workers=0)
@@ -307,7 +329,6 @@ def test_auto_refresh_only_while_a_row_is_queued_or_running(dashboard_env, seede
         monkeypatch.setenv("ARK_BASE_URL", idle.base_url)
         at = open_tasks()
         no_errors(at)
-        assert at.session_state[task_table.ACTIVE_KEY] is True
         assert f"refreshing every {task_table.REFRESH_SECONDS} s" in summary(at)
         assert table(at).iloc[0]["status"] == "⏳ queued"
         assert table(at).iloc[0]["deadline"].startswith("🟢 47 h")
@@ -315,10 +336,17 @@ def test_auto_refresh_only_while_a_row_is_queued_or_running(dashboard_env, seede
         idle.stop()
 
 
-def test_charts_tab_draws_both_charts(dashboard_env, seeded):
+def charts_of(at: AppTest) -> list:
+    return at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+
+
+def test_charts_tab_draws_both_charts_only_while_it_is_open(dashboard_env, seeded):
     at = only(open_tasks(), seeded.default_tier)
-    charts = at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
-    assert len(charts) == 2
+    assert not charts_of(at) and table_ids(at)  # the table's tab is open first
+    at.session_state[task_table.VIEW_KEY] = CHARTS_TAB  # as a click on the tab leaves it
+    at.run()
+    no_errors(at)
+    assert len(charts_of(at)) == 2 and not table_ids(at)
     assert any("Tasks by status over time" in m.value for m in at.markdown)
     assert any("Tokens by model" in m.value for m in at.markdown)
 

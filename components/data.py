@@ -1,0 +1,95 @@
+"""The dashboard's reads of the task list, in one place, cached and shared by the sessions of one
+connection: the Tasks table, the charts, the Review grid and Compose's pickers all list through here.
+
+Every entry is keyed by the current connection's `cache_id` (base URL + key fingerprint, never the
+key itself), so two keys never share an entry, even on one service; the connection's client, from
+the same session state, rides along unhashed.
+
+How fresh a listing is, is the reader's choice (`max_age`): the Tasks table's own refreshes (its
+button, its timer) read anew, a page run takes a listing a few seconds old, Review and Compose
+one of up to LIST_MAX_AGE_S. Whatever the reader accepts, a session never gets a listing read
+before it began: a new tab shows the service as it is when it opens. What this dashboard changes
+itself (a create, a cancel, a delete) drops the connection's listings at once (`changed`), in
+every session of it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import streamlit as st
+
+from dailies.client import Client, DailiesError
+from dailies.journal import Journal
+from dailies.spec.models import ListTasksResponse, TaskRecord
+
+from . import connection
+
+# The oldest listing any reader accepts; also how long an entry lives at all.
+LIST_MAX_AGE_S = 30
+# Listings kept at once, over every connection and query (a page of 500 records is ~100 KB).
+LIST_MAX_ENTRIES = 200
+SESSION_BEGAN_KEY = "data._session_began"  # when this session first listed: older listings are not its
+
+
+class NoConnection(DailiesError):
+    """There is nothing to read from: no key, or a base URL the client refuses."""
+
+
+# Per connection, how many times its tasks changed here: part of the key, so a change leaves the
+# older listings behind (they age out) in every session at once.
+_generations: dict[str, int] = {}
+_generations_lock = threading.Lock()
+
+
+def _generation(connection_id: str) -> int:
+    return _generations.get(connection_id, 0)
+
+
+def changed() -> None:
+    """The current connection's tasks changed here (created, cancelled, deleted): every session of
+    it reads its listings anew."""
+    connection_id = connection.current().cache_id
+    with _generations_lock:
+        _generations[connection_id] = _generation(connection_id) + 1
+
+
+@st.cache_data(ttl=LIST_MAX_AGE_S, max_entries=LIST_MAX_ENTRIES, show_spinner=False)
+def _listing(connection_id: str, generation: int, query: tuple[tuple[str, Any], ...],
+             _client: Client) -> tuple[float, ListTasksResponse]:
+    # The client is not part of the key (the leading underscore): `connection_id` names it.
+    return time.time(), _client.tasks.list(**dict(query))
+
+
+def _query_key(query: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((name, tuple(value) if isinstance(value, list) else value)
+                        for name, value in query.items()))
+
+
+def list_tasks(max_age: float = LIST_MAX_AGE_S, remember_in: Journal | None = None,
+               **query: Any) -> ListTasksResponse:
+    """One page of `tasks.list(**query)` on the current connection, at most `max_age` seconds old
+    (0: read it now). Records read from the service by this call are kept in `remember_in` (those
+    of a cached listing were kept by the call that read them). Raises the client's errors (a failed
+    read is not kept), and NoConnection without a usable key and base URL."""
+    conn, client = connection.current(), connection.client()
+    if client is None:
+        raise NoConnection("no usable connection: a key and a valid base URL are needed")
+    asked_at = time.time()
+    session_began = st.session_state.setdefault(SESSION_BEGAN_KEY, asked_at)
+    key = (conn.cache_id, _generation(conn.cache_id), _query_key(query))
+    read_at, page = _listing(*key, _client=client)
+    if asked_at - read_at > max_age or read_at < session_began:
+        _listing.clear(*key, _client=client)
+        read_at, page = _listing(*key, _client=client)
+    if remember_in is not None and read_at >= asked_at:
+        remember(remember_in, page.items)
+    return page
+
+
+def remember(journal: Journal, records: Iterable[TaskRecord]) -> None:
+    """Keep the last record of each task in the journal, so a kept result outlives the service's."""
+    journal.save_records(r.model_dump(mode="json", exclude_none=True) for r in records)

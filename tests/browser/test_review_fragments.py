@@ -1,0 +1,76 @@
+"""Fragments in headless Chromium against `dailies up`: a star on a Review card reruns that card alone
+(Streamlit reports a fragment run), a verdict that takes the card out of the verdict filter reruns the
+page, and Refresh on the Tasks page reruns the table alone. What ran is read from Streamlit's own
+`script_finished` messages on the page's websocket.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from dailies.journal import Journal
+
+from .ui import open_page, pick, settle
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+FRAGMENT_RUN = ForwardMsg.ScriptFinishedStatus.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+PAGE_RUN = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
+
+
+class RunsSeen:
+    """The `script_finished` statuses the page receives, in order."""
+
+    def __init__(self, tab) -> None:
+        self.statuses: list[int] = []
+        tab.on("websocket", lambda socket: socket.on("framereceived", self._frame))
+
+    def _frame(self, payload) -> None:
+        if isinstance(payload, bytes):
+            msg = ForwardMsg.FromString(payload)
+            if msg.WhichOneof("type") == "script_finished":
+                self.statuses.append(msg.script_finished)
+
+    def after(self, action) -> list[int]:
+        self.statuses.clear()
+        action()
+        return list(self.statuses)
+
+
+def test_a_star_reruns_its_card_alone_and_a_verdict_leaving_the_filter_reruns_the_page(page, product):
+    with product.client() as client:
+        task_id = client.tasks.create({"model": "doubao-seedance-2-0-260128", "resolution": "480p", "duration": 4,
+                                       "content": [{"type": "text", "text": "a card of its own"}]}).id
+        client.wait(task_id, timeout=120, poll_interval=0.2)
+    runs = RunsSeen(page)
+    open_page(page, product, "/review")
+    pick(page, "Verdict", "Not reviewed")
+    card = page.locator('[data-testid="stColumn"]').filter(has_text=task_id[-12:])  # a card per column
+    journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3")
+
+    def star() -> None:
+        card.get_by_role("radio", name="4 out of 5 stars").click()
+        settle(page)
+
+    assert runs.after(star) == [FRAGMENT_RUN]
+    assert journal.review(task_id).stars == 4
+
+    def approve() -> None:
+        card.get_by_role("radio", name="Approve").click()
+        settle(page)
+
+    assert runs.after(approve)[-1] == PAGE_RUN
+    assert journal.review(task_id).verdict == "approved"
+    assert card.count() == 0
+
+
+def test_refresh_reruns_the_task_table_alone(page, product):
+    runs = RunsSeen(page)
+    open_page(page, product, "/tasks")
+
+    def refresh() -> None:
+        page.get_by_role("button", name="⟳ Refresh").click()
+        settle(page)
+
+    assert runs.after(refresh) == [FRAGMENT_RUN]

@@ -23,8 +23,7 @@ from pathlib import Path
 import streamlit as st
 
 from dailies.api_keys import fingerprint, mask
-from dailies.client import API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, Client
-from dailies.client._base import base_url_problem, normalize_base_url
+from dailies.client import BASE_URL_ENV, Client, base_url_problem, environment_defaults, normalize_base_url
 from dailies.journal import Journal, Scope
 from dailies.launcher import team_mode_in
 
@@ -123,8 +122,8 @@ def is_remembered() -> bool:
 
 def _environment() -> tuple[str, str]:
     """The dashboard's default base URL and key (no key in team mode), read as the client reads them."""
-    key = "" if team_mode() else os.environ.get(API_KEY_ENV, "")
-    return os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL, key
+    base_url, key = environment_defaults(os.environ)
+    return base_url, "" if team_mode() else key
 
 
 def current() -> Connection:

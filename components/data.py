@@ -39,26 +39,32 @@ class NoConnection(DailiesError):
     """There is nothing to read from: no key, or a base URL the client refuses."""
 
 
-# Per connection, how many times its tasks changed here: part of the key, so a change leaves the
-# older listings behind (they age out) in every session at once.
-_generations: dict[str, int] = {}
-_generations_lock = threading.Lock()
+# Per connection, when its tasks last changed here: part of the key, so a change leaves the older
+# listings behind (they age out) in every session at once. An entry older than LIST_MAX_AGE_S is
+# dropped: every listing cached before that change has aged out too, so forgetting it changes
+# nothing, and the dict stays as small as the connections active in the last half minute.
+_changes: dict[str, float] = {}
+_changes_lock = threading.Lock()
 
 
-def _generation(connection_id: str) -> int:
-    return _generations.get(connection_id, 0)
+def _generation(connection_id: str) -> float:
+    return _changes.get(connection_id, 0.0)
 
 
 def changed() -> None:
     """The current connection's tasks changed here (created, cancelled, deleted): every session of
     it reads its listings anew."""
     connection_id = connection.current().cache_id
-    with _generations_lock:
-        _generations[connection_id] = _generation(connection_id) + 1
+    now = time.time()
+    with _changes_lock:
+        for stale in [cid for cid, at in _changes.items() if now - at > LIST_MAX_AGE_S]:
+            del _changes[stale]
+        # Strictly increasing per connection, even for two changes within the clock's resolution.
+        _changes[connection_id] = max(now, _generation(connection_id) + 1e-6)
 
 
 @st.cache_data(ttl=LIST_MAX_AGE_S, max_entries=LIST_MAX_ENTRIES, show_spinner=False)
-def _listing(connection_id: str, generation: int, query: tuple[tuple[str, Any], ...],
+def _listing(connection_id: str, generation: float, query: tuple[tuple[str, Any], ...],
              _client: Client) -> tuple[float, ListTasksResponse]:
     # The client is not part of the key (the leading underscore): `connection_id` names it.
     return time.time(), _client.tasks.list(**dict(query))

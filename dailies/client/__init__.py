@@ -15,7 +15,15 @@
 """
 
 from . import errors
-from ._base import API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, IDEMPOTENCY_HEADER
+from ._base import (
+    API_KEY_ENV,
+    BASE_URL_ENV,
+    DEFAULT_BASE_URL,
+    IDEMPOTENCY_HEADER,
+    base_url_problem,
+    environment_defaults,
+    normalize_base_url,
+)
 from ._clock import Clock, SystemClock
 from ._retry import RetryPolicy
 from .async_ import AsyncClient, AsyncTasks
@@ -34,5 +42,8 @@ __all__ = [
     "BASE_URL_ENV",
     "DEFAULT_BASE_URL",
     "IDEMPOTENCY_HEADER",
+    "base_url_problem",
+    "environment_defaults",
+    "normalize_base_url",
     *errors.__all__,
 ]

@@ -20,6 +20,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from dailies.spec import limits
+from dailies.spec.catalog import find_model
 from dailies.spec.models import (
     CreateTaskRequest,
     FilterStatus,
@@ -28,9 +29,10 @@ from dailies.spec.models import (
     ServiceTier,
     TaskRecord,
 )
+from dailies.spec.validation import check_create_body
 
 from ._retry import RetryPolicy
-from .errors import APIResponseValidationError, MissingAPIKeyError, RequestValidationError
+from .errors import APIResponseValidationError, MissingAPIKeyError, RequestRuleError, RequestValidationError
 
 log = logging.getLogger("dailies.client")
 
@@ -79,10 +81,11 @@ def resolve_config(
     env: Mapping[str, str],
 ) -> ClientConfig:
     """Constructor arguments first, then `ARK_API_KEY` / `ARK_BASE_URL`, then the local default."""
-    key = api_key if api_key is not None else env.get(API_KEY_ENV, "")
+    env_url, env_key = environment_defaults(env)
+    key = api_key if api_key is not None else env_key
     if not key:
         raise MissingAPIKeyError(f"no API key: pass api_key=... or set the {API_KEY_ENV} variable")
-    url = str(base_url) if base_url is not None else (env.get(BASE_URL_ENV) or DEFAULT_BASE_URL)
+    url = str(base_url) if base_url is not None else env_url
     if not isinstance(timeout, httpx.Timeout | None):
         timeout = httpx.Timeout(timeout)
     return ClientConfig(
@@ -91,6 +94,13 @@ def resolve_config(
         timeout=timeout,
         policy=RetryPolicy(max_retries=max_retries),
     )
+
+
+def environment_defaults(env: Mapping[str, str]) -> tuple[str, str]:
+    """(base URL, API key) a client takes when its constructor is given neither: `ARK_BASE_URL`
+    (else the local service) and `ARK_API_KEY` (else "", no key). The dashboard reads its defaults
+    here too, so both agree on what the environment means."""
+    return env.get(BASE_URL_ENV) or DEFAULT_BASE_URL, env.get(API_KEY_ENV, "")
 
 
 def base_url_problem(url: str) -> str | None:
@@ -213,6 +223,22 @@ def coerce_create_request(request: CreateTaskRequest | Mapping[str, Any]) -> Cre
         return CreateTaskRequest.model_validate(dict(request))
     except ValidationError as exc:
         raise RequestValidationError.from_pydantic("create request", exc) from None
+
+
+def check_catalog_rules(request: CreateTaskRequest) -> None:
+    """Refuse, before sending, a request the catalog's rules say its model does not take.
+
+    The same check as the service's and the dashboard's (`spec.validation.check_create_body`: text
+    commands read as fields, then every cross-field and per-model rule), raised as one
+    `RequestRuleError` listing every problem with its field path. Only a model id in the catalog is
+    judged: an endpoint id (`ep-...`) or an id the catalog does not know goes to the service as is,
+    and the service decides.
+    """
+    if find_model(request.model) is None:
+        return
+    checked = check_create_body(request.to_json_dict())
+    if checked.problems:
+        raise RequestRuleError.from_problems(request.model, checked.problems)
 
 
 def list_query(

@@ -61,13 +61,9 @@ class PreviewGenerator:
         self.poll_interval = poll_interval
         self.progress_interval = progress_interval
 
-    def render(
-        self,
-        job: RenderJob,
-        inputs: InputResolver,
-        progress: ProgressCallback,
-        is_cancelled: CancelCheck,
-    ) -> RenderResult:
+    def render(self, job: RenderJob, inputs: InputResolver, progress: ProgressCallback,
+               is_cancelled: CancelCheck) -> RenderResult:
+        """`Generator.render` (its docstring says what each argument does)."""
         plan = plan_content(job.request)
         output_dir = Path(job.output_dir)
         output_dir.mkdir(parents=True, exist_ok=True)

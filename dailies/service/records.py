@@ -4,11 +4,11 @@ before that."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sqlalchemy import Row
 
+from ..generator.protocol import RenderedOutput
 from ..spec import limits as L
 from ..spec.catalog import find_model
 from ..spec.lifetimes import result_url_expires_at
@@ -24,7 +24,8 @@ def result_expires_at(row: Row) -> int:
 
 def build_record(row: Row, storage: ResultStorage, base_url: str) -> dict[str, Any]:
     request = CreateTaskRequest.model_validate_json(row.request)
-    used = json.loads(row.result) if row.result else {}
+    # What the render used, once it has run (stored by the worker with `RenderedOutput.to_json`).
+    used = RenderedOutput.from_json(row.result) if row.result else None
     record: dict[str, Any] = {
         "id": row.id,
         "model": row.model,
@@ -41,19 +42,23 @@ def build_record(row: Row, storage: ResultStorage, base_url: str) -> dict[str, A
         if row.last_frame_file:
             content["last_frame_url"] = storage.url(row.id, LAST_FRAME_NAME, valid_from, valid_until, base_url)
         record["content"] = content
-    record["seed"] = used.get("seed", row.seed)
-    record["resolution"] = used.get("resolution") or (
-        DRAFT_RESOLUTION if row.draft else request.resolution or RESOLUTION_DEFAULT)
-    record["ratio"] = used.get("ratio") or request.ratio or RATIO_DEFAULT
+    if used is not None:
+        record["seed"] = used.seed
+        record["resolution"] = used.resolution
+        record["ratio"] = used.ratio
+    else:
+        record["seed"] = row.seed
+        record["resolution"] = DRAFT_RESOLUTION if row.draft else request.resolution or RESOLUTION_DEFAULT
+        record["ratio"] = request.ratio or RATIO_DEFAULT
     # `frames` only when it was asked for; otherwise `duration`, never both (spec 2.5).
     if request.frames is not None:
-        record["frames"] = used.get("frames", request.frames)
+        record["frames"] = used.frames if used is not None else request.frames
     else:
-        record["duration"] = used.get("duration", effective(request, "duration"))
-    record["framespersecond"] = used.get("fps", L.FRAMES_PER_SECOND)
-    record["generate_audio"] = used.get("generate_audio", _generate_audio(request, row))
+        record["duration"] = used.duration if used is not None else effective(request, "duration")
+    record["framespersecond"] = used.fps if used is not None else L.FRAMES_PER_SECOND
+    record["generate_audio"] = used.generate_audio if used is not None else _generate_audio(request, row)
     if request.tools:
-        record["tools"] = used.get("tools_used", [t.model_dump() for t in request.tools])
+        record["tools"] = used.tools_used if used is not None else [t.model_dump() for t in request.tools]
     if row.safety_identifier is not None:
         record["safety_identifier"] = row.safety_identifier
     if row.priority is not None:
@@ -63,11 +68,11 @@ def build_record(row: Row, storage: ResultStorage, base_url: str) -> dict[str, A
         record["draft_task_id"] = row.draft_task_id
     record["service_tier"] = row.service_tier
     record["execution_expires_after"] = row.execution_expires_after
-    if row.status == TaskStatus.SUCCEEDED and "completion_tokens" in used:
-        usage: dict[str, Any] = {"completion_tokens": used["completion_tokens"],
-                                 "total_tokens": used["completion_tokens"]}
+    if row.status == TaskStatus.SUCCEEDED and used is not None:
+        usage: dict[str, Any] = {"completion_tokens": used.completion_tokens,
+                                 "total_tokens": used.completion_tokens}
         if request.tools:
-            usage["tool_usage"] = {"web_search": used.get("web_search_calls", 0)}
+            usage["tool_usage"] = {"web_search": used.web_search_calls}
         record["usage"] = usage
     return record
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Row
 
+from ..generator.protocol import RenderedOutput
 from ..spec import limits as L
 from ..spec.catalog import Model, find_model
 from ..spec.drafts import FIELDS_A_FINAL_SETS
@@ -169,14 +170,16 @@ class TaskService:
         """The request to render for a final: the draft's inputs and choices, with what the
         final may set again."""
         draft_request = json.loads(draft_row.request)
-        used = json.loads(draft_row.result or "{}")
         merged = {k: v for k, v in draft_request.items() if k not in FIELDS_A_FINAL_SETS and k != "draft"}
         merged["model"] = request.model
-        merged["seed"] = used.get("seed", draft_row.seed)
-        if "ratio" in used:
-            merged["ratio"] = used["ratio"]
-        if "duration" in used and used["duration"] is not None:
-            merged["duration"] = used["duration"]
+        merged["seed"] = draft_row.seed
+        # Only a succeeded draft can be finalised, so it has run: take what it actually used
+        # (`adaptive` resolved to a fixed ratio, the duration the model picked for -1).
+        if draft_row.result:
+            used = RenderedOutput.from_json(draft_row.result)
+            merged["seed"], merged["ratio"] = used.seed, used.ratio
+            if used.duration is not None:
+                merged["duration"] = used.duration
         for field in FIELDS_A_FINAL_SETS:
             value = getattr(request, field)
             if value is not None:

@@ -12,12 +12,10 @@ import time
 from pathlib import Path
 from typing import Any, get_args
 
-from .client import Client, DailiesError
-from .spec.catalog import find_model
+from .client import Client, DailiesError, RequestRuleError, RequestValidationError
 from .spec.media import encode_data_url
 from .spec.models import ServiceTier, TaskRecord
 from .spec.statuses import LISTABLE_FILTERS, TaskStatus
-from .spec.validation import check_create_body
 
 
 def add_connection_args(parser: argparse.ArgumentParser) -> None:
@@ -114,14 +112,16 @@ def _wait_and_print(args: argparse.Namespace, client: Client, task_id: str) -> i
 
 def cmd_create(args: argparse.Namespace) -> int:
     body = build_body(args)
-    if find_model(str(body.get("model"))) is not None:
-        checked = check_create_body(body)
-        if checked.problems:
-            for problem in checked.problems:
-                print(f"dailies: {problem}", file=sys.stderr)
-            return 2
     with make_client(args) as client:
-        created = client.tasks.create(body)
+        # The client applies the catalog's rules when it knows the model id (endpoint ids and
+        # unknown ids go to the service as they are) and refuses locally, before sending.
+        try:
+            created = client.tasks.create(body, check_rules=not args.no_local_check)
+        except RequestValidationError as exc:  # refused locally (exit 2), nothing was sent
+            lines = exc.problems if isinstance(exc, RequestRuleError) else [exc]
+            for line in lines:
+                print(f"dailies: {line}", file=sys.stderr)
+            return 2
         if not args.wait:
             _print(args, created.model_dump(exclude_none=True), created.id)
             return 0
@@ -215,6 +215,9 @@ def register(sub) -> None:
     for name in ("camera-fixed", "watermark", "generate-audio", "draft", "return-last-frame"):
         create.add_argument(f"--{name}", type=_bool, metavar="true|false")
     create.add_argument("--web-search", action="store_true", help="enable the web_search tool (2.0)")
+    create.add_argument("--no-local-check", action="store_true",
+                        help="send without applying the catalog's rules locally (for a service that has "
+                             "moved ahead of this catalog); the service still checks")
     create.add_argument("--wait", action="store_true", help="wait for the task to finish")
     create.add_argument("--timeout", type=float, default=900)
     create.add_argument("--poll", type=float, default=2.0)

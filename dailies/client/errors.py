@@ -3,6 +3,7 @@
     DailiesError
      ├── MissingAPIKeyError            no key in the constructor nor in ARK_API_KEY
      ├── RequestValidationError        a request refused locally, before it was sent (.errors)
+     │    └── RequestRuleError         ... by the catalog's rules for its model (.problems)
      ├── WaitTimeout                   `wait()` passed its deadline (.task_id, .last)
      └── APIError                      anything that went wrong talking to the service (.request)
           ├── APIConnectionError       no response: refused, reset, DNS, TLS ...
@@ -35,11 +36,13 @@ import httpx
 from pydantic import ValidationError
 
 from dailies.spec.models import ErrorDetail, TaskRecord
+from dailies.spec.problems import Problem
 
 __all__ = [
     "DailiesError",
     "MissingAPIKeyError",
     "RequestValidationError",
+    "RequestRuleError",
     "WaitTimeout",
     "APIError",
     "APIConnectionError",
@@ -90,6 +93,31 @@ class RequestValidationError(DailiesError):
         problems = exc.errors(include_url=False)
         lines = [f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in problems]
         return cls(f"invalid {what}: " + "; ".join(lines), problems)
+
+
+class RequestRuleError(RequestValidationError):
+    """A create request that fits the schema but breaks the catalog's rules for its model (a
+    combination the model does not take, a bad text command ...), refused before it was sent.
+
+    Raised only for a model id in the catalog (`dailies.spec.catalog`); endpoint ids and unknown
+    ids go to the service unchecked. `problems` lists every problem (`.path` is the field path the
+    service would name as `param`, e.g. `content[1].role`); `errors` holds the same as dicts with
+    `loc`, `msg`, `param` and `code`, the shape of `RequestValidationError.errors`.
+    """
+
+    def __init__(self, message: str, problems: list[Problem]) -> None:
+        super().__init__(message, [_problem_dict(p) for p in problems])
+        self.problems = problems
+
+    @classmethod
+    def from_problems(cls, model: str, problems: list[Problem]) -> RequestRuleError:
+        return cls(f"invalid create request for {model}: " + "; ".join(str(p) for p in problems), problems)
+
+
+def _problem_dict(problem: Problem) -> dict[str, Any]:
+    # "content[1].image_url.url" -> ("content", 1, "image_url", "url"), as pydantic's `loc` reads.
+    loc = tuple(int(part) if part.isdigit() else part for part in re.findall(r"[^.\[\]]+", problem.path))
+    return {"loc": loc, "msg": problem.message, "param": problem.path, "code": problem.code}
 
 
 class WaitTimeout(DailiesError):

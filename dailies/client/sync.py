@@ -27,6 +27,7 @@ from ._base import (
     Pager,
     ProgressCallback,
     RequestSpec,
+    check_catalog_rules,
     check_wait_args,
     coerce_create_request,
     content_total,
@@ -51,15 +52,25 @@ class Tasks:
         self._client = client
 
     def create(
-        self, request: CreateTaskRequest | Mapping[str, Any], *, idempotency_key: str | None = None
+        self,
+        request: CreateTaskRequest | Mapping[str, Any],
+        *,
+        idempotency_key: str | None = None,
+        check_rules: bool = True,
     ) -> CreateTaskResponse:
         """Create a video generation task; returns its id.
 
-        A mapping is validated against `CreateTaskRequest` first (`RequestValidationError`).
+        A mapping is validated against `CreateTaskRequest` first (`RequestValidationError`). When the
+        model id is in the catalog, the catalog's rules for that model are applied too, text commands
+        included (`RequestRuleError`, every problem with its field path); `check_rules=False` sends
+        the body with the schema check only, for a service that has moved ahead of the catalog.
+        Endpoint ids and ids outside the catalog are always left to the service.
         One `Idempotency-Key` (a fresh UUID unless given) is sent on every retry of this call, so a
         retry after a lost response never creates, nor bills, a second task.
         """
         body = coerce_create_request(request)
+        if check_rules:
+            check_catalog_rules(body)
         key = idempotency_key or new_idempotency_key()
         spec = self._client._endpoints.create(body, key)
         return parse_model(self._client._send(spec), CreateTaskResponse)

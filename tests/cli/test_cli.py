@@ -199,6 +199,21 @@ def test_a_bad_text_command_is_refused_before_sending(ark_env):
     assert "content[0].text" in err and "4k" in err
 
 
+def test_no_local_check_leaves_the_judgement_to_the_service(ark_env):
+    code, out, err = run("create", "--model", "seedance-1-0-pro-250528", "--prompt", "a fox --rs 4k",
+                         "--no-local-check", "--json")
+    # Sent: the refusal is the service's 400 (exit 1), not the local one (exit 2).
+    assert code == 1 and out == ""
+    assert "400" in err and "content[0].text" in err
+
+
+def test_a_schema_error_is_refused_before_sending(ark_env):
+    code, out, err = run("create", "--model", "ep-20990101000000-zzzzz", "--prompt", "x",
+                         "--execution-expires-after", "5")
+    assert code == 2 and out == ""
+    assert "execution_expires_after" in err
+
+
 def test_an_endpoint_id_is_sent_as_it_is(ark_env):
     code, out, err = run("create", "--model", "ep-local-seedance-2-0-260128", "--prompt", "a kite", "--json")
     assert code == 0, err

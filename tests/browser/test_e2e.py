@@ -17,6 +17,7 @@ from PIL import Image, ImageStat
 
 from dailies.journal import Journal
 
+from ..waiting import wait_past_second
 from .ui import grid_rows, open_page, pick, screenshot, settle, video_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -170,11 +171,12 @@ def test_an_invalid_image_shows_its_message_and_nothing_is_sent(page, product, t
     page.get_by_text("1920x200: height 200 px is outside 300 to 6000 px").first.wait_for()
     submit = page.get_by_role("button", name="Submit", exact=True)
     assert submit.is_disabled()
+    clicked_at = time.time()
     submit.click(force=True)  # a click on the disabled button does nothing either
     settle(page)
     screenshot(page, "e2e-05-invalid-image")
 
-    time.sleep(1.1)  # the list covers [now - 7 days, now): a task made this second would show next second
+    wait_past_second(clicked_at)  # a task made by that click would be listed from the next second on
     with product.client() as client:
         assert client.tasks.list(page_size=1).total == before
     assert page.get_by_text("Submitted", exact=False).count() == 0

@@ -6,10 +6,9 @@ its task is deleted. Fixtures come from conftest.py (the product on free ports, 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
+from ..waiting import wait_until
 from .ui import open_page, screenshot, settle, video_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -39,7 +38,8 @@ def test_table_refreshes_while_a_task_runs_then_stops(page, product):
     with product.client() as client:
         task_id = client.tasks.create({**SMALL, "resolution": "720p", "duration": 10,
                                        "content": [{"type": "text", "text": "watch me finish"}]}).id
-        time.sleep(1.1)  # listed from the second after its creation
+        # Listed from the second after its creation (the list window ends at the current second).
+        wait_until(lambda: task_id in {t.id for t in client.tasks.list(page_size=50).items}, "the task is listed")
         page.get_by_role("button", name="⟳ Refresh").click()
         summary = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text="task(s) match").first
         page.wait_for_function("""() => [...document.querySelectorAll('[data-testid=stMarkdownContainer]')]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -17,6 +16,7 @@ from dailies.service.db import tasks
 from dailies.spec import limits as L
 
 from ..live_service import API_KEY, start_live_service
+from ..waiting import wait_until
 from .conftest import TASKS, text_body
 from .hostile import ACCEPTED, AUTH, JSON, assert_refused, hostile_service, module_anyio_backend  # noqa: F401
 
@@ -155,16 +155,6 @@ async def test_wrong_methods(hostile, method, path):
 
 
 # ---------- slow clients, against a real server ----------
-
-
-def wait_until(condition, what: str, timeout: float = 30.0) -> None:
-    """Poll until `condition()` holds; fail naming `what` if it never does. Only a bound on
-    waiting, never a measurement."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting: {what}")
-        time.sleep(0.01)
 
 
 @pytest.fixture

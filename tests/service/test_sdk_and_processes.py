@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from ..processes import Serve
+from ..waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -95,7 +96,8 @@ def test_sdk_creates_every_kind_of_task_and_reads_them(ark, served, module_backe
     assert final_task.status == "succeeded" and final_task.draft_task_id == created["draft"].id
     assert final_task.resolution == "720p" and final_task.seed == done["draft"].seed
 
-    time.sleep(1.1)  # the list window [T - 7 days, T) ends at the current second
+    # The list window [T - 7 days, T) ends at the current second: wait until the final is in it.
+    wait_until(lambda: final.id in {t.id for t in tasks.list(page_size=50).items}, "the final is listed")
     listed = tasks.list(page_size=50)
     assert listed.total == 6
     assert {t.id for t in listed.items} == {c.id for c in created.values()} | {final.id}
@@ -130,7 +132,7 @@ def test_flex_and_cancel_through_the_sdk(tmp_path, backend):
         tasks = Ark(base_url=server.base_url, api_key=KEY).content_generation.tasks
         flex = tasks.create(model=MODEL_1_5, content=[{"type": "text", "text": "night train"}], service_tier="flex")
         queued = tasks.create(model=MODEL_2_0, content=[{"type": "text", "text": "morning"}])
-        time.sleep(1.1)
+        wait_until(lambda: queued.id in {t.id for t in tasks.list().items}, "both tasks are listed")
         assert [t.id for t in tasks.list(service_tier="flex").items] == [flex.id]
         assert [t.id for t in tasks.list().items] == [queued.id]
         tasks.delete(queued.id)

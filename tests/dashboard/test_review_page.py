@@ -13,12 +13,16 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import review_panel
+from components import catalogs, review_panel
+from components.compose_form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
 from components.keep import keep_result
 from dailies.client import Client, Tasks
 from dailies.journal import Journal, Submission
+from dailies.spec.catalog import Region
 
 from ..live_service import start_live_service, wait_until_listed
+from .test_compose import compose, created_ids, rerun, send
+from .test_compose import setup as compose_setup
 
 PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "views" / "review.py"
 V2 = "doubao-seedance-2-0-260128"
@@ -207,6 +211,36 @@ def test_refresh_lists_the_services_results_anew(env, tmp_path, monkeypatch):
         at.button(key=review_panel.REFRESH_KEY).click().run()
         assert not at.exception
         assert cards(at) == [task_id]
+    finally:
+        svc.stop()
+
+
+def test_a_result_submitted_here_through_an_endpoint_shows_the_endpoint_id(env, tmp_path, monkeypatch):
+    # A service of its own: the new result must not join the other tests' grid.
+    svc = start_live_service(tmp_path / "endpoint-service", workers=1)
+    monkeypatch.setenv("ARK_BASE_URL", svc.base_url)
+    endpoint = "ep-local-seedance-2-0-260128"
+    try:
+        # Submitted from the Compose page, so the dashboard's journal holds the model as written.
+        at = compose(**{catalogs.CATALOG_KEY: Region.VOLCENGINE.value})
+        at.selectbox(key=MODEL).set_value(BY_ENDPOINT)
+        rerun(at)
+        at.text_input(key=ENDPOINT_ID).input(endpoint)
+        at.selectbox(key=ENDPOINT_RULES).set_value(V2)
+        send(compose_setup(at, mode="text", prompt="a heron through an endpoint"))
+        [task_id] = created_ids(at)
+        with Client(base_url=svc.base_url, api_key=svc.api_key) as client:
+            assert client.wait(task_id, timeout=120, poll_interval=0.1).model == V2  # the record's model
+        wait_until_listed(svc.base_url, svc.api_key, {task_id})
+        as_written = f"{endpoint} ({V2})"
+
+        grid = open_review()
+        assert not grid.exception
+        assert cards(grid) == [task_id]
+        assert any(as_written in c.value for c in grid.caption), [c.value for c in grid.caption]
+        alone = open_review(task=task_id)
+        assert not alone.exception
+        assert any(c.value.startswith(f"{as_written} · 480p") for c in alone.caption), [c.value for c in alone.caption]
     finally:
         svc.stop()
 

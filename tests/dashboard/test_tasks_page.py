@@ -16,11 +16,16 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import task_table
+from components import catalogs, task_table
+from components.compose_form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
 from dailies.client import Client, Tasks
 from dailies.journal import Journal, Submission
+from dailies.spec.catalog import Region
 
-from ..live_service import start_live_service
+from ..live_service import start_live_service, wait_until_listed
+from .test_compose import body as compose_body
+from .test_compose import compose, created_ids, rerun, send
+from .test_compose import setup as compose_setup
 
 PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "views" / "tasks.py"
 V2 = "doubao-seedance-2-0-260128"
@@ -165,6 +170,10 @@ def test_model_filter_matches_the_id_the_task_was_created_with(dashboard_env, se
     assert table(at).set_index("id").loc[seeded.succeeded[0], "model"] == V2
     at.text_input(key="tasks.endpoint").input(V2_ENDPOINT).run()
     assert table_ids(at) == [seeded.via_endpoint]
+    # This task was created outside the dashboard (by the client directly), so its journal has no
+    # submission for it: the row can only show the record's model, as the service does not return
+    # the endpoint a task was created through (spec 2.5). A task submitted from the dashboard shows
+    # the endpoint id (test_a_task_submitted_here_through_an_endpoint_shows_the_endpoint_id).
     assert table(at).loc[0, "model"] == V2
 
 
@@ -391,6 +400,41 @@ def test_link_countdown_colours_and_expired_links_never_play(dashboard_env, tmp_
                 b.key for b in at.button}
     finally:
         past.stop()
+
+
+def submit_through_an_endpoint(prompt: str) -> str:
+    """Submit a task from the Compose page with endpoint id V2_ENDPOINT (rules of V2), as a person
+    would: the dashboard's journal records the submission with the model as written."""
+    at = compose(**{catalogs.CATALOG_KEY: Region.VOLCENGINE.value})
+    at.selectbox(key=MODEL).set_value(BY_ENDPOINT)
+    rerun(at)
+    at.text_input(key=ENDPOINT_ID).input(V2_ENDPOINT)
+    at.selectbox(key=ENDPOINT_RULES).set_value(V2)
+    rerun(at)
+    at = compose_setup(at, mode="text", prompt=prompt)
+    assert compose_body(at)["model"] == V2_ENDPOINT
+    send(at)
+    [task_id] = created_ids(at)
+    return task_id
+
+
+def test_a_task_submitted_here_through_an_endpoint_shows_the_endpoint_id(dashboard_env):
+    task_id = submit_through_an_endpoint("a heron through an endpoint")
+    assert dashboard_journal().submission(task_id).model == V2_ENDPOINT
+    with Client(base_url=dashboard_env.base_url, api_key=dashboard_env.api_key) as client:
+        assert client.wait(task_id, timeout=120, poll_interval=0.1).model == V2  # the record's model
+    wait_until_listed(dashboard_env.base_url, dashboard_env.api_key, {task_id})
+    as_written = f"{V2_ENDPOINT} ({V2})"
+
+    at = only(open_tasks(), [task_id])
+    no_errors(at)
+    assert table_ids(at) == [task_id]
+    assert table(at).loc[0, "model"] == as_written
+    assert table(at).loc[0, "prompt"] == "a heron through an endpoint"
+
+    detail = open_tasks(task=task_id)
+    no_errors(detail)
+    assert any(f"| Model | {as_written} |" in m.value for m in detail.markdown)
 
 
 def test_the_model_is_shown_as_written_with_the_model_it_ran():

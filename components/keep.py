@@ -1,9 +1,12 @@
-"""Keeping results: copies of a task's video and last frame in the local archive, before the 24 h
-links die, so they play after the link and the record (7 days) are gone.
+"""Keeping results: copies of a task's video and last frame in the archive, before the 24 h links
+die, so they play after the link and the record (7 days) are gone.
 
 `keep_result` is the work (client + journal, no Streamlit); `keep_button` and `auto_keep` are the
-widgets. Files go to `journal.keep_path(task_id, name)`; the record goes to the journal too, so a
-kept result still shows its model, resolution and seed once the service has forgotten it.
+widgets. Files are downloaded to `journal.keep_path(task_id, name)`, and `journal.mark_kept` notes
+them: there they stay (the local archive, the default), or they go to the team's bucket when the
+dashboard has one (`--storage`), where every dashboard of the team plays them. The record goes to the
+journal too, so a kept result still shows its model, resolution and seed once the service has
+forgotten it.
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ def keep_result(client: Client, journal: Journal, record: TaskRecord, now: float
 
 
 def kept_video_ids(journal: Journal) -> set[str]:
-    """Tasks whose video is in the archive (the file still exists)."""
+    """Tasks whose video is in the archive (the file still exists, or the copy is in the bucket)."""
     return {k.task_id for k in journal.all_kept() if k.name == VIDEO_NAME}
 
 
@@ -114,8 +117,8 @@ def auto_keep_toggle(journal: Journal) -> bool:
 
     return st.toggle(
         "Keep every succeeded result automatically", key=AUTO_KEEP_KEY, on_change=save,
-        help="Downloads each succeeded task shown on this page into the local archive "
-             f"(`{journal.archive_dir}`), so it still plays after its 24 h link and 7 day record are gone.",
+        help="Downloads each succeeded task shown on this page into the archive "
+             f"(`{journal.archive_location}`), so it still plays after its 24 h link and 7 day record are gone.",
     )
 
 
@@ -146,7 +149,7 @@ def keep_button(client: Client, journal: Journal, record: TaskRecord, now: float
     """'Keep' for one task: downloads with a progress bar, or says why it cannot."""
     kept = journal.kept(record.id)
     if VIDEO_NAME in kept:
-        st.success(f"💾 Kept in the archive: `{kept[VIDEO_NAME].path}` ({_megabytes(kept[VIDEO_NAME].size)})")
+        st.success(f"💾 Kept in the archive: `{kept[VIDEO_NAME].location}` ({_megabytes(kept[VIDEO_NAME].size)})")
         return
     if record.status != TaskStatus.SUCCEEDED:
         return
@@ -164,4 +167,4 @@ def keep_button(client: Client, journal: Journal, record: TaskRecord, now: float
             bar.empty()
             st.error(f"Could not keep {record.id}: {exc}")
             return
-        st.success("💾 Kept " + ", ".join(f"`{f.path}`" for f in files))
+        st.success("💾 Kept " + ", ".join(f"`{f.location}`" for f in files))

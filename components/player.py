@@ -1,5 +1,9 @@
 """Playback of a result: the live link while it works, else the kept copy, else a sentence saying why
-there is nothing to play. An expired link is never handed to the player (it would answer 403)."""
+there is nothing to play. An expired link is never handed to the player (it would answer 403).
+
+A kept copy is a file of this machine (Streamlit serves it), or, on a team's dashboards with a bucket,
+an object played from its presigned GET URL (the same URL for an hour, so a page that runs again does
+not reload the player), whichever dashboard kept it."""
 
 from __future__ import annotations
 
@@ -33,9 +37,14 @@ class MediaChoice:
     """What to show for one file of a task, and why."""
 
     source: Source
-    url: str | None = None
-    path: Path | None = None
+    url: str | None = None  # the live link, or a kept copy's presigned URL when it is in a bucket
+    path: Path | None = None  # a kept copy on this machine
     reason: str = ""
+
+    @property
+    def media(self) -> Path | str | None:
+        """What the player takes: the kept file, else the URL."""
+        return self.path if self.path is not None else self.url
 
 
 def choose(record: TaskRecord | None, kept: dict[str, KeptFile], now: float, name: str = VIDEO_NAME,
@@ -51,7 +60,11 @@ def choose(record: TaskRecord | None, kept: dict[str, KeptFile], now: float, nam
     if live:
         return MediaChoice("url", url=live)
     if name in kept:
-        return MediaChoice("kept", path=kept[name].path, reason="Playing the kept copy from the local archive.")
+        copy = kept[name]
+        if copy.in_bucket:
+            return MediaChoice("kept", url=str(copy.media(now)),
+                               reason="Playing the kept copy from the team's archive.")
+        return MediaChoice("kept", path=copy.path, reason="Playing the kept copy from the local archive.")
     if record is None or not on_service:
         return MediaChoice("none", reason="The service no longer has this task and no copy was kept.")
     if record.status == TaskStatus.SUCCEEDED:
@@ -85,7 +98,7 @@ def video(record: TaskRecord | None, kept: dict[str, KeptFile], now: float, on_s
     if choice.source == "url":
         st.video(choice.url, width=width)
     elif choice.source == "kept":
-        st.video(choice.path, width=width)
+        st.video(choice.media, width=width)
         st.caption("💾 " + choice.reason)
     else:
         st.info(choice.reason, icon="🎞️")
@@ -99,7 +112,7 @@ def last_frame(record: TaskRecord | None, kept: dict[str, KeptFile], now: float,
     if choice.source == "url":
         st.image(choice.url, caption="Last frame" if caption else None, width=width)
     elif choice.source == "kept":
-        st.image(str(choice.path), caption="Last frame (kept copy)" if caption else None, width=width)
+        st.image(str(choice.media), caption="Last frame (kept copy)" if caption else None, width=width)
     elif record is not None and record.status == TaskStatus.SUCCEEDED and on_service and caption:
         st.caption(choice.reason)
     return choice

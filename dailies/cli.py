@@ -97,7 +97,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     from .launcher import dashboard_env, streamlit_command, team_mode_in
 
     data_dir = args.data_dir.resolve() if args.data_dir is not None else None
-    env = dashboard_env(dict(os.environ), None, None, data_dir, args.team or team_mode_in(os.environ))
+    env = dashboard_env(dict(os.environ), None, None, data_dir, args.team or team_mode_in(os.environ),
+                        database_url=args.database_url, storage=args.storage)
     return subprocess.call(streamlit_command(args.ui_port, args.host), env=env)
 
 
@@ -156,6 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="where the journal, kept videos and remembered keys live (default: DAILIES_DATA_DIR "
                            "or .dailies)")
     dash.add_argument("--team", action="store_true", help=TEAM_HELP + ". Same as DAILIES_DASHBOARD_TEAM=1.")
+    dash.add_argument("--database-url", default=None,
+                      help="PostgreSQL URL for the journal (prompts, verdicts, where kept copies are), shared by "
+                           "every dashboard given it; may be the service's database (tables journal_*). Default: "
+                           "DAILIES_DATABASE_URL, else SQLite in --data-dir")
+    dash.add_argument("--storage", default=None,
+                      help="s3://bucket/prefix for kept copies and stored uploads (under prefix-journal/), shared "
+                           "by every dashboard given it (AWS_* settings). Default: DAILIES_STORAGE, else folders in "
+                           "--data-dir")
     dash.set_defaults(func=cmd_dashboard)
 
     cli_client.register(sub)

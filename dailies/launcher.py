@@ -26,6 +26,10 @@ from .service import keys as key_store
 
 # Set (to 1) in the dashboard's environment for a dashboard shared by a team: it has no default key.
 DASHBOARD_TEAM_ENV = "DAILIES_DASHBOARD_TEAM"
+# Where the dashboard's journal keeps its rows and files (dailies.journal reads them): the service's
+# own settings, so one database and one bucket serve a whole team.
+JOURNAL_DATABASE_ENV = "DAILIES_DATABASE_URL"
+JOURNAL_STORAGE_ENV = "DAILIES_STORAGE"
 
 
 def team_mode_in(env: Mapping[str, str]) -> bool:
@@ -79,14 +83,20 @@ def streamlit_command(port: int, host: str = "127.0.0.1", headless: bool = True)
 
 
 def dashboard_env(base: dict[str, str], api_url: str | None, key: str | None, data_dir: Path | None,
-                  team: bool) -> dict[str, str]:
-    """The dashboard's environment: where the service is, the data directory, and its default key,
-    which a team dashboard never has (not even one inherited from the caller's environment)."""
+                  team: bool, database_url: str | None = None, storage: str | None = None) -> dict[str, str]:
+    """The dashboard's environment: where the service is, the data directory, where the journal
+    keeps its rows and files (a database URL and a bucket shared by a team's dashboards; SQLite and
+    folders in the data directory otherwise: dailies.journal), and its default key, which a team
+    dashboard never has (not even one inherited from the caller's environment)."""
     env = dict(base)
     if api_url is not None:
         env["ARK_BASE_URL"] = api_url
     if data_dir is not None:
         env["DAILIES_DATA_DIR"] = str(data_dir)
+    if database_url is not None:
+        env[JOURNAL_DATABASE_ENV] = database_url
+    if storage is not None:
+        env[JOURNAL_STORAGE_ENV] = storage
     if team:
         env[DASHBOARD_TEAM_ENV] = "1"
         env.pop("ARK_API_KEY", None)

@@ -148,3 +148,82 @@ def test_two_people_share_one_dashboard_and_nothing_else(browser, team):
     finally:
         alpha_browser.close()
         bravo_browser.close()
+
+
+def page_text(tab) -> str:
+    return tab.evaluate("() => document.body.innerText")
+
+
+def test_prompts_verdicts_kept_copies_and_charts_stay_with_their_key(browser, team):
+    """Alpha composes (a prompt in the journal), keeps a copy, approves, then deletes the task, so
+    only the journal knows it; bravo, open at the same time on the same dashboard, sees none of it."""
+    product, alpha, bravo = team
+    secret = "alpha's unreleased lighthouse shot"
+    viewport = {"width": 1440, "height": 1000}
+    alpha_browser, bravo_browser = browser.new_context(viewport=viewport), browser.new_context(viewport=viewport)
+    try:
+        alpha_tab, bravo_tab = new_tab(alpha_browser), new_tab(bravo_browser)
+        enter_key(alpha_tab, product, alpha.key)
+        enter_key(bravo_tab, product, bravo.key)
+        with Client(base_url=product.api_url, api_key=alpha.key) as client:
+            kept_id = client.tasks.create({**SMALL, "content": [{"type": "text", "text": "alpha's keeper"}]}).id
+            client.wait(kept_id, timeout=180, poll_interval=0.3)
+
+        # Alpha: a prompt composed and submitted, a copy kept, a verdict given.
+        open_page(alpha_tab, product, "/")  # Compose is the main page
+        alpha_tab.get_by_text("Text only", exact=True).click()
+        settle(alpha_tab)
+        alpha_tab.get_by_role("textbox", name="Prompt").fill(secret)
+        alpha_tab.get_by_role("textbox", name="Prompt").press("Tab")  # Streamlit takes a text area's value on blur
+        settle(alpha_tab)
+        alpha_tab.get_by_role("button", name="Submit", exact=True).click()
+        alpha_tab.get_by_text("Submitted 1 task", exact=True).wait_for(timeout=60_000)
+        open_page(alpha_tab, product, f"/tasks?task={kept_id}")
+        alpha_tab.get_by_role("button", name="💾 Keep (download to the archive)").click()
+        alpha_tab.wait_for_function("() => /Kept[^\\n]*video\\.mp4/.test(document.body.innerText)")
+        open_page(alpha_tab, product, f"/review?task={kept_id}")
+        alpha_tab.get_by_role("radio", name="Approve").first.click()
+        settle(alpha_tab)
+        assert alpha_tab.get_by_role("radio", name="Approve").first.get_attribute("aria-checked") == "true"
+        with Client(base_url=product.api_url, api_key=alpha.key) as client:
+            client.tasks.delete(kept_id)
+
+        # Alpha's Review still has the deleted task, from the journal: its copy plays, its verdict holds.
+        open_page(alpha_tab, product, f"/review?task={kept_id}")
+        alpha_tab.get_by_text(kept_id[-12:], exact=False).first.wait_for()
+        alpha_tab.wait_for_function("() => [...document.querySelectorAll('video')].some(v => v.readyState >= 2)")
+        assert alpha_tab.get_by_role("radio", name="Approve").first.get_attribute("aria-checked") == "true"
+        screenshot(alpha_tab, "team-06-alpha-kept-after-delete")
+        # Alpha's charts count alpha's tasks: the two finished ones (one deleted) and the composed one.
+        open_page(alpha_tab, product, "/tasks")
+        alpha_tab.get_by_text("📊 Charts", exact=True).click()
+        alpha_tab.get_by_text("most recent task(s)", exact=False).first.wait_for()
+        alpha_charted = alpha_tab.get_by_text("most recent task(s)", exact=False).first.inner_text()
+
+        # Bravo, at the same moment: its one task, nothing of alpha's anywhere.
+        for path in ("/review", "/tasks", "/"):
+            open_page(bravo_tab, product, path)
+            shown = page_text(bravo_tab)
+            assert secret not in shown and kept_id not in shown, (path, shown[:2000])
+            assert "Kept in the archive" not in shown and "video.mp4" not in shown, path
+        # Alpha's links in bravo's browser: only the id bravo typed comes back, with "nothing here".
+        for path in (f"/review?task={kept_id}", f"/tasks?task={kept_id}"):
+            open_page(bravo_tab, product, path)
+            bravo_tab.wait_for_function("""(id) => ['No task ', 'No result '].some(
+                said => document.body.innerText.includes(said + id))""", arg=kept_id)
+            shown = page_text(bravo_tab)
+            assert secret not in shown and "video.mp4" not in shown and bravo_tab.locator("video").count() == 0
+        open_page(bravo_tab, product, "/review")
+        bravo_tab.get_by_text(bravo.short_id, exact=False).first.wait_for()
+        assert bravo_tab.locator("video").count() == 1
+        assert bravo_tab.get_by_role("radio", name="Approve").get_attribute("aria-checked") != "true"
+        open_page(bravo_tab, product, "/tasks")
+        bravo_tab.get_by_text("📊 Charts", exact=True).click()
+        bravo_tab.get_by_text("most recent task(s)", exact=False).first.wait_for()
+        bravo_charted = bravo_tab.get_by_text("most recent task(s)", exact=False).first.inner_text()
+        screenshot(bravo_tab, "team-07-bravo-charts")
+        assert bravo_charted.startswith("The 1 most recent"), bravo_charted
+        assert alpha_charted.startswith("The 2 most recent"), alpha_charted  # the deleted one is gone
+    finally:
+        alpha_browser.close()
+        bravo_browser.close()

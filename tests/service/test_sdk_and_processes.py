@@ -116,6 +116,47 @@ def test_sdk_creates_every_kind_of_task_and_reads_them(ark, served, module_backe
         tasks.get(task_id=created["text"].id)
 
 
+def first_and_last_frame_means(video: bytes) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Mean RGB of a video's first and last frames, decoded with PyAV."""
+    import av
+
+    with av.open(io.BytesIO(video)) as container:
+        frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+    return tuple(frames[0].mean(axis=(0, 1))), tuple(frames[-1].mean(axis=(0, 1)))
+
+
+def test_a_chained_shot_reads_the_previous_result_from_storage(ark, served, module_backend):
+    """Shot 2 starts on shot 1's last frame and takes shot 1's video as a reference, both given as
+    shot 1's result URLs: the service serves them (SQLite + files) or the bucket presigns them
+    (PostgreSQL + S3); either way the worker reads them from storage, not over loopback HTTP, which
+    the service refuses for inputs by default."""
+    tasks = ark.content_generation.tasks
+    green = png_data_url((40, 170, 60))
+    first = tasks.create(model=MODEL_1_5, content=[
+        {"type": "text", "text": "shot one"},
+        {"type": "image_url", "image_url": {"url": green}, "role": "first_frame"},
+        {"type": "image_url", "image_url": {"url": green}, "role": "last_frame"}], return_last_frame=True, **SMALL)
+    shot_one = wait_terminal(ark, first.id)
+    assert shot_one.status == "succeeded", shot_one.error
+    result_host = module_backend.aws_environment.get("AWS_ENDPOINT_URL", served.root)
+    assert shot_one.content.last_frame_url.startswith(result_host)
+
+    second = tasks.create(model=MODEL_2_0, content=[
+        {"type": "text", "text": "shot two picks up where shot one ended"},
+        {"type": "image_url", "image_url": {"url": shot_one.content.last_frame_url}, "role": "first_frame"}],
+        **SMALL)
+    referenced = tasks.create(model=MODEL_2_0, content=[
+        {"type": "text", "text": "in the style of shot one"},
+        {"type": "video_url", "video_url": {"url": shot_one.content.video_url}, "role": "reference_video"}], **SMALL)
+    shot_two, shot_three = wait_terminal(ark, second.id), wait_terminal(ark, referenced.id)
+    assert shot_two.status == "succeeded", shot_two.error
+    assert shot_three.status == "succeeded", shot_three.error
+    # Shot two's first frame is shot one's last frame (green), give or take the encoder.
+    video = httpx.get(shot_two.content.video_url).content
+    first_mean, _ = first_and_last_frame_means(video)
+    assert all(abs(a - b) < 25 for a, b in zip(first_mean, (40, 170, 60), strict=True)), first_mean
+
+
 def test_sdk_sees_errors_in_the_spec_shape(ark):
     from volcenginesdkarkruntime._exceptions import ArkBadRequestError
 

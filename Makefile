@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: up test lint bench bench-scale bench-dashboard clean
+.PHONY: up test test-lowest lint bench bench-scale bench-dashboard clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,24 @@ bench-scale: $(TEST_STAMP)
 # Drives Debian's chromium over the dashboard's pages and interactions (see bench/README.md).
 bench-dashboard: $(TEST_STAMP)
 	$(BIN)/python bench/dashboard.py
+
+# The same code on the oldest versions pyproject.toml allows: every runtime and team dependency
+# pinned to its lower bound (constraints/lowest.txt), in a venv of its own; the test tools resolve
+# to whatever fits. The tests that exercise the runtime code without the browser.
+LOWEST := .venv-lowest
+LOWEST_STAMP := $(LOWEST)/.installed-lowest
+
+$(LOWEST)/bin/python:
+	$(PYTHON) -m venv $(LOWEST)
+
+$(LOWEST_STAMP): $(LOWEST)/bin/python pyproject.toml constraints/lowest.txt
+	$(LOWEST)/bin/pip install --quiet --upgrade pip
+	$(LOWEST)/bin/pip install --quiet -e '.[dev,team]' -c constraints/lowest.txt
+	touch $(LOWEST_STAMP)
+
+test-lowest: $(LOWEST_STAMP)
+	env -u CI $(LOWEST)/bin/python -m pytest tests/spec tests/client tests/service tests/dashboard tests/generator \
+		tests/cli tests/callbacks -q -p no:cacheprovider -x
 
 clean:
 	rm -rf $(VENV)

@@ -164,8 +164,9 @@ def decode(path: Path, keep: tuple[int, ...] = ()) -> Decoded:
             stream = container.streams.audio[0]
             chunks = [frame.to_ndarray().reshape(-1) for frame in container.decode(stream)]
             samples = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
+            # `layout.channels`, not `layout.nb_channels`: the latter came with av 13, and av 12 is our bound.
             info.audio = AudioInfo(
-                codec=stream.codec_context.name, channels=stream.codec_context.layout.nb_channels,
+                codec=stream.codec_context.name, channels=len(stream.codec_context.layout.channels),
                 sample_rate=stream.codec_context.sample_rate, seconds=samples.size / stream.codec_context.sample_rate,
                 samples=samples,
             )

@@ -15,6 +15,8 @@ moving tasks in opposite directions never wait on each other in a cycle.
 
 from __future__ import annotations
 
+import functools
+
 from sqlalchemy import (
     BigInteger,
     Column,
@@ -24,6 +26,7 @@ from sqlalchemy import (
     Select,
     String,
     Table,
+    bindparam,
     cast,
     func,
     select,
@@ -147,35 +150,46 @@ def install_sqlite(conn: Connection) -> None:
         conn.execute(text(_BACKFILL))
 
 
-def total_statement(project: str, query: ListTasksQuery, now: int) -> Select | None:
-    """One statement giving the list's total from the counters (no task ids in the query), or
-    None when the window holds no whole hour."""
+def total_statement(project: str, query: ListTasksQuery, now: int) -> tuple[Select, dict] | None:
+    """One statement giving the list's total from the counters (no task ids in the query), with
+    its parameters, or None when the window holds no whole hour."""
     start = now - L.RECORD_RETENTION_SECONDS
     whole_from = -(-start // HOUR) * HOUR  # the first whole hour inside [start, now)
     whole_to = now // HOUR * HOUR
     if whole_from >= whole_to:
         return None
+    params = {"project": project, "tier": query.service_tier, "start": start, "whole_from": whole_from,
+              "whole_to": whole_to, "now": now, "status": query.status, "endpoint": query.model}
+    return _total_by_counters(bool(query.status), bool(query.model)), params
+
+
+@functools.cache
+def _total_by_counters(by_status: bool, by_endpoint: bool) -> Select:
+    """The statement of `total_statement` for one shape of filters, built once: its values are
+    parameters, so SQLAlchemy compiles it once and every list only binds them."""
     c = task_counts.c
-    counted = [c.project == project, c.service_tier == query.service_tier, c.hour >= whole_from, c.hour < whole_to]
-    matching = [tasks.c.project == project, tasks.c.service_tier == query.service_tier]
-    if query.status:
-        counted.append(c.status == query.status)
-        matching.append(tasks.c.status == query.status)
-    if query.model:
-        counted.append(c.endpoint == query.model)
-        matching.append(tasks.c.endpoint == query.model)
+    counted = [c.project == bindparam("project"), c.service_tier == bindparam("tier"),
+               c.hour >= bindparam("whole_from"), c.hour < bindparam("whole_to")]
+    matching = [tasks.c.project == bindparam("project"), tasks.c.service_tier == bindparam("tier")]
+    if by_status:
+        counted.append(c.status == bindparam("status"))
+        matching.append(tasks.c.status == bindparam("status"))
+    if by_endpoint:
+        counted.append(c.endpoint == bindparam("endpoint"))
+        matching.append(tasks.c.endpoint == bindparam("endpoint"))
     # sum() of bigint is numeric in PostgreSQL: back to a bigint, as a count is.
     whole_hours = select(cast(func.coalesce(func.sum(c.n), 0), BigInteger)).where(*counted).scalar_subquery()
     # Each edge with exactly one lower and one upper bound: SQLite takes one of each for an index
     # range, and given two upper bounds (the window's and the edge's) it may scan the whole window.
-    before = _count_between(matching, start, whole_from)
-    after = _count_between(matching, whole_to, now)
+    before = _count_between(matching, "start", "whole_from")
+    after = _count_between(matching, "whole_to", "now")
     return select(whole_hours + before + after)
 
 
-def _count_between(matching: list[ColumnElement], low: int, high: int):
+def _count_between(matching: list[ColumnElement], low: str, high: str):
     created = tasks.c.created_at
-    return select(func.count()).select_from(tasks).where(*matching, created >= low, created < high).scalar_subquery()
+    return (select(func.count()).select_from(tasks)
+            .where(*matching, created >= bindparam(low), created < bindparam(high)).scalar_subquery())
 
 
 def forget_before(conn: Connection, cutoff: int) -> None:

@@ -36,6 +36,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dailies.generator.protocol import RenderedOutput  # noqa: E402
 from tests.processes import Serve, Worker  # noqa: E402
 from tests.servers import PostgresServer, SeaweedServer  # noqa: E402
 
@@ -130,7 +131,9 @@ def latency_keys() -> str:
 
 
 BULK_REQUEST = '{"model":"doubao-seedance-2-0-260128","content":[{"type":"text","text":"a bulk-loaded shot"}]}'
-BULK_RESULT = '{"seed":1,"resolution":"720p","ratio":"16:9","duration":5,"fps":24,"completion_tokens":108900}'
+# What a worker stores for a 720p 16:9 5 s render (the service reads it back with RenderedOutput.from_json).
+BULK_RESULT = RenderedOutput(width=1280, height=720, resolution="720p", ratio="16:9", duration=5, frames=None,
+                             frame_count=121, fps=24, seed=1, generate_audio=True, completion_tokens=108900).to_json()
 BULK_LOAD = """
 INSERT INTO tasks (id, project, model, endpoint, status, service_tier, tier_rank, request, seed, draft,
                    execution_expires_after, deadline_at, created_at, updated_at, started_at, finished_at,

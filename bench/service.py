@@ -243,38 +243,18 @@ def load_average() -> str:
         return "load average n/a"
 
 
-class TeamBackend:
-    """A throwaway PostgreSQL cluster and SeaweedFS S3 gateway on loopback (tests/servers.py), for
-    the load runs on the team backend; None from `start` where PostgreSQL or SeaweedFS is missing."""
+def start_team_backend(workdir: Path):
+    """bench/scale.py's throwaway PostgreSQL cluster and SeaweedFS S3 gateway on loopback, or None,
+    said, where they cannot start (no postgresql-15, no dev extra)."""
+    from scale import Team
 
-    def __init__(self) -> None:
-        from tests.servers import PostgresServer, SeaweedServer
-
-        self.postgres = PostgresServer().start()
-        try:
-            self.s3 = SeaweedServer().start()
-            self.s3.create_bucket("dailies-bench")
-        except BaseException:
-            self.postgres.stop()
-            raise
-
-    @classmethod
-    def start(cls) -> TeamBackend | None:
-        try:
-            return cls()
-        except Exception as exc:  # noqa: BLE001 - any reason it cannot start is reported, not fatal
-            print(f"(PostgreSQL + S3 figures left out: {exc}; `apt-get install postgresql-15` and the dev extra "
-                  "provide them)")
-            print()
-            return None
-
-    def environment(self, name: str) -> dict[str, str]:
-        return {**self.s3.aws_environment(), "DAILIES_DATABASE_URL": self.postgres.create_database(name),
-                "DAILIES_STORAGE": f"s3://dailies-bench/{name}/"}
-
-    def stop(self) -> None:
-        self.s3.stop()
-        self.postgres.stop()
+    try:
+        return Team(workdir)
+    except Exception as exc:  # noqa: BLE001 - any reason it cannot start is reported, not fatal
+        print(f"(PostgreSQL + S3 figures left out: {exc}; `apt-get install postgresql-15` and the dev extra "
+              "provide them)")
+        print()
+        return None
 
 
 def load_sections(seconds: float, workdir: Path, backend: str, env: dict[str, str] | None = None) -> None:
@@ -619,7 +599,7 @@ def main() -> None:
         if not args.skip_load:
             if args.backend in ("sqlite", "both"):
                 load_sections(args.seconds, workdir, "SQLite")
-            team = TeamBackend.start() if args.backend in ("postgres", "both") else None
+            team = start_team_backend(workdir) if args.backend in ("postgres", "both") else None
             if team is not None:
                 try:
                     load_sections(args.seconds, workdir, "PostgreSQL + S3", team.environment("bench_load"))

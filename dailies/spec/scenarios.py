@@ -6,7 +6,10 @@ cannot disagree about what a request asks for.
 
 Roles left out take a default: a video or an audio clip is a reference; a lone image is the first
 frame, unless a video or an audio clip beside it makes the request a references one, where it is
-a reference image; among several images an image needs its role (the rules ask for it).
+a reference image; an image without a role beside one `last_frame` image (and nothing else) is the
+first frame, the shape the Vercel AI SDK's ByteDance provider sends for first-and-last-frame
+requests (`packages/bytedance/src/bytedance-video-model.ts`); otherwise, among several images, an
+image needs its role (the rules ask for it).
 """
 
 from __future__ import annotations
@@ -56,15 +59,19 @@ class ItemLike(Protocol):
 def content_roles(content: Sequence[ItemLike]) -> tuple[str | None, ...]:
     """The role each item plays: its own, or its type's default in this content (module
     docstring). None for text and draft items, and for an image without a role among several."""
-    images = sum(1 for item in content if item.type == "image_url")
+    image_roles = [item.role for item in content if item.type == "image_url"]
     with_video_or_audio = any(item.type in ("video_url", "audio_url") for item in content)
-    return tuple(_role_of(item, images, with_video_or_audio) for item in content)
+    # One image without a role and one last frame: nothing but a first frame can be meant.
+    opens_a_last_frame = sorted(image_roles, key=str) == [None, "last_frame"] and not with_video_or_audio
+    return tuple(_role_of(item, len(image_roles), with_video_or_audio, opens_a_last_frame) for item in content)
 
 
-def _role_of(item: ItemLike, images: int, with_video_or_audio: bool) -> str | None:
+def _role_of(item: ItemLike, images: int, with_video_or_audio: bool, opens_a_last_frame: bool) -> str | None:
     if item.role is not None:
         return item.role
     if item.type == "image_url":
+        if opens_a_last_frame:
+            return "first_frame"
         if images != 1:
             return None
         return "reference_image" if with_video_or_audio else "first_frame"

@@ -4,7 +4,9 @@ task runs."""
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,15 +140,23 @@ def anyio_backend():
     return "asyncio"
 
 
-@pytest.fixture
-async def env(tmp_path, backend):
+@contextlib.asynccontextmanager
+async def service_env(tmp_path, backend, generator) -> AsyncIterator[Env]:
+    """The service in this process with `generator`, on `backend`, nothing in the background."""
     # From the current whole second: an S3 server checks presigned URLs against the real time.
     clock = FakeClock(float(int(time.time())))
-    generator = FakeGenerator()
     settings = Settings(data_dir=tmp_path, api_keys={KEY_A: "alpha", KEY_B: "beta"}, workers=0,
                         clock=clock, log_requests=False, **backend.settings())
     app = create_app(settings, generator=generator, start_background=False)
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-        yield Env(app, client, clock, generator, tmp_path, backend)
-    app.state.services.stop()
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield Env(app, client, clock, generator, tmp_path, backend)
+    finally:
+        app.state.services.stop()
+
+
+@pytest.fixture
+async def env(tmp_path, backend):
+    async with service_env(tmp_path, backend, FakeGenerator()) as made:
+        yield made

@@ -10,19 +10,15 @@ or, for the real renderer, the same app built with `PreviewGenerator`.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from dailies.generator import PreviewGenerator, RenderJob
 from dailies.generator.plan import output_spec, plan_content
-from dailies.service.app import create_app
-from dailies.service.settings import Settings
 
 from ..generator.media_fixtures import decode, gradient_image, image_url, lower_right, mean_difference, upper_left
-from .conftest import KEY_A, KEY_B, MODEL_1_0, MODEL_1_5, MODEL_2_0, Env, FakeClock, text_body
+from .conftest import MODEL_1_0, MODEL_1_5, MODEL_2_0, Env, service_env, text_body
 
 pytestmark = pytest.mark.anyio
 
@@ -118,14 +114,8 @@ async def test_a_text_command_that_disagrees_with_the_body_is_refused_naming_the
 @pytest.fixture
 async def rendering_env(tmp_path, backend):
     """`env`, with the real preview renderer instead of the fake one."""
-    clock = FakeClock(float(int(time.time())))
-    generator = PreviewGenerator()
-    settings = Settings(data_dir=tmp_path, api_keys={KEY_A: "alpha", KEY_B: "beta"}, workers=0,
-                        clock=clock, log_requests=False, **backend.settings())
-    app = create_app(settings, generator=generator, start_background=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client:
-        yield Env(app, client, clock, generator, tmp_path, backend)
-    app.state.services.stop()
+    async with service_env(tmp_path, backend, PreviewGenerator()) as made:
+        yield made
 
 
 async def rendered(env: Env, body: dict, to: Path):

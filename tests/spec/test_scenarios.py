@@ -55,7 +55,16 @@ def test_content_the_rules_refuse_still_has_a_scenario(content, scenario) -> Non
 
 
 def test_an_image_without_a_role_among_several_has_none() -> None:
-    assert content_roles(items(T, image(), image("last_frame"))) == (None, None, "last_frame")
+    assert content_roles(items(T, image(), image("reference_image"))) == (None, None, "reference_image")
+    assert content_roles(items(T, image(), image(), image("last_frame"))) == (None, None, None, "last_frame")
+    assert content_roles(items(T, image(), image("last_frame"), VIDEO)) == (None, None, "last_frame", "reference_video")
+
+
+def test_an_image_without_a_role_beside_a_last_frame_is_the_first_frame() -> None:
+    """The Vercel AI SDK's shape for first and last frames (either order of the two images)."""
+    assert content_roles(items(T, image(), image("last_frame"))) == (None, "first_frame", "last_frame")
+    assert content_roles(items(image("last_frame"), T, image())) == ("last_frame", None, "first_frame")
+    assert scenario_of(items(T, image(), image("last_frame"))) is Scenario.FIRST_AND_LAST_FRAME
 
 
 def test_scenario_values_are_the_modes_the_dashboard_stores() -> None:

@@ -339,6 +339,18 @@ def test_invalid_combinations_are_shown_and_nothing_is_sent(client, model, steps
     ("first_frame", [("radio", "compose.image.first.source", "URL"),
                      ("text_input", "compose.image.first.url", "data:text/html;base64,PHNjcmlwdD4=")],
      "url: is a data URL of 'text/html'; it must hold an image"),
+    # The video and audio slots of a references request, by the same rule (no reference image, or one
+    # given as an asset id, so that the slot's own URL is the only problem).
+    ("references", [("number_input", "compose.ref_images", 0), ("number_input", "compose.ref_videos", 1),
+                    ("radio", "compose.ref_video.0.source", "URL"),
+                    ("text_input", "compose.ref_video.0.url", "file:///etc/passwd")],
+     "url: must be a public http(s) URL, a Base64 data URL of a video"),
+    ("references", [("radio", "compose.ref_image.0.source", "Asset id"),
+                    ("text_input", "compose.ref_image.0.asset", "asset-20260101-abcde"),
+                    ("number_input", "compose.ref_audios", 1),
+                    ("radio", "compose.ref_audio.0.source", "URL"),
+                    ("text_input", "compose.ref_audio.0.url", "ftp://example.com/voice.mp3")],
+     "got a URL with the scheme ftp:"),
     # The callback URL's scheme: the same rule the service applies (dailies.spec.urls).
     ("text", [("text_input", "compose.callback_url", "ftp://example.com/hook")],
      "must be an http or https URL; got a URL with the scheme ftp:"),

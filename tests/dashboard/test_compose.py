@@ -23,6 +23,8 @@ from dailies.client import Client
 from dailies.journal import Journal, Submission
 from dailies.spec import pixels
 
+from ..waiting import wait_until
+
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 V20 = "doubao-seedance-2-0-260128"
 V15 = "doubao-seedance-1-5-pro-251215"
@@ -557,6 +559,7 @@ def test_chaining_from_a_previous_tasks_last_frame(client, journal):
                                  "resolution": "480p", "duration": 4, "return_last_frame": True})
     record = client.wait(first.id, timeout=120, poll_interval=0.1)
     assert record.status == "succeeded" and record.content.last_frame_url
+    wait_until(lambda: first.id in {t.id for t in client.tasks.list(page_size=50).items}, "the task is listed")
 
     # Picked in the slot itself...
     at = setup(compose(), model=V15, mode="first_frame", prompt="shot two")
@@ -627,6 +630,8 @@ def test_a_previous_tasks_video_as_a_reference(client):
                                    "resolution": "480p", "duration": 4})
     record = client.wait(earlier.id, timeout=120, poll_interval=0.1)
     assert record.status == "succeeded"
+    # The picker lists finished tasks, and the list window ends at the current second.
+    wait_until(lambda: earlier.id in {t.id for t in client.tasks.list(page_size=50).items}, "the task is listed")
 
     at = setup(compose(), model=V20, mode="references", prompt="the same wave, at night")
     at.number_input(key="compose.ref_images").set_value(0)

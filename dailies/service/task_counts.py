@@ -105,12 +105,21 @@ SELECT project, service_tier, created_at / 3600 * 3600, status, endpoint, count(
 """
 
 
+# Every change of a task rewrites a counter row, and PostgreSQL keeps the old version until a vacuum:
+# a list's sum over a week of hours then walks every dead version (59,000 pages for 1,000 hours after
+# a million inserts: 8 ms). Room on each page keeps an update on its page (a HOT update, pruned as
+# pages are read), and a vacuum after every thousand dead versions clears the rest.
+_STORAGE = """ALTER TABLE task_counts SET (fillfactor = 50, autovacuum_vacuum_scale_factor = 0,
+    autovacuum_vacuum_threshold = 1000, autovacuum_analyze_scale_factor = 0.05)"""
+
+
 def install(conn: Connection) -> None:
     """Create the counters, their trigger and, on a database that had tasks before them, their
     starting values. Runs under the schema lock (db.py), in the schema's transaction: creating the
     trigger locks `tasks` against writes until commit, so the backfill misses none."""
     existed = conn.execute(text("SELECT to_regclass('task_counts') IS NOT NULL")).scalar()
     metadata.create_all(conn)
+    conn.execute(text(_STORAGE))
     conn.execute(text(_FUNCTIONS))
     conn.execute(text("DROP TRIGGER IF EXISTS dailies_task_counts ON tasks"))
     conn.execute(text(_TRIGGER))

@@ -1,11 +1,11 @@
 """The task table: one page of the list endpoint, refreshing itself while a row is queued or running.
 
-The table lives in a fragment (`st.fragment(run_every=...)`): while any row of the page is queued
-or running it re-lists every REFRESH_SECONDS without rerunning the page, so the filters above and
-the detail below stay as they are. A fragment's interval is fixed when the page runs, so the page lists
-first and chooses it; when a refresh finds the page turned active or idle, a row changed status, or
-the selection moved, the fragment asks for one full rerun: the detail, the charts and the interval
-then follow.
+The table and the detail of the selected task below it live in one fragment
+(`st.fragment(run_every=...)`): while any row of the page is queued or running it re-lists every
+REFRESH_SECONDS without rerunning the page, so the filters above stay as they are, and a click on a
+row is one run of the fragment, not of the page. A fragment's interval is fixed when the page runs,
+so the page lists first and chooses it; when a refresh finds the page turned active or idle, or a
+row changed status, the fragment asks for one full rerun: the charts and the interval then follow.
 
 Listings come from `components.data`: a page run (and the fragment's run inside it) takes one at
 most REFRESH_SECONDS old, so the full run that follows a click on a row does not list again; the
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from datetime import tzinfo
 
 import streamlit as st
@@ -40,7 +41,6 @@ SELECTED_KEY = "tasks.selected"  # the task id shown in the detail (None: none)
 DEEP_LINK_KEY = "tasks._query_task"  # the ?task= value last seen or written
 RENDERED_IDS_KEY = "tasks._rendered_ids"  # row ids as last drawn, to read a row selection by id
 SIGNATURE_KEY = "tasks._signature"  # (ids and statuses, active) as of the last listing
-SHOWN_KEY = "tasks._shown"  # the task the last full run drew a detail for
 IN_PAGE_RUN_KEY = "tasks._in_page_run"  # set by the page for the fragment's run inside it
 
 
@@ -158,8 +158,7 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, interval: flo
     signature = (tuple((r.id, r.status) for r in records), active)
     # Only a refresh asks for a full run: in the page's run everything below is drawn anyway, and a
     # rerun there would swallow the click (a button's True lasts one run) that started it.
-    needs_full_run = not in_page_run and (active != bool(interval) or signature != st.session_state.get(SIGNATURE_KEY)
-                                          or selected() != st.session_state.get(SHOWN_KEY))
+    needs_full_run = not in_page_run and (active != bool(interval) or signature != st.session_state.get(SIGNATURE_KEY))
     st.session_state[SIGNATURE_KEY] = signature
     if needs_full_run:
         st.session_state[RENDERED_IDS_KEY] = ids
@@ -193,20 +192,23 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, interval: flo
     st.caption("Select a row to open the task below. 🟢 plenty of time · 🟠 getting close · 🔴 act now · ⚫ gone.")
 
 
-def render(client: Client, journal: Journal, filters: TaskFilters) -> None:
-    """Draw the table; `selected()` then names the task to show in the detail.
+def render(client: Client, journal: Journal, filters: TaskFilters, below: Callable[[str | None], None]) -> None:
+    """Draw the table, then `below(selected())`: the detail of the selected task (or nothing), in
+    the same fragment.
 
     The page lists first: whether any row is queued or running decides the fragment's interval, which
     is fixed when the fragment is declared.
     """
     page = _listing(journal, filters, REFRESH_SECONDS)
-    if page is None:
+    if page is None:  # said above; a task asked for by its link is still shown
+        below(selected())
         return
     interval = REFRESH_SECONDS if any_active(page.items) else None
     st.session_state[IN_PAGE_RUN_KEY] = True
-    st.fragment(run_every=interval)(_table)(client, journal, filters, interval)
+    st.fragment(run_every=interval)(_table_and_detail)(client, journal, filters, interval, below)
 
 
-def mark_shown(task_id: str | None) -> None:
-    """Called by the page after drawing the detail, so a fragment run can tell the selection moved."""
-    st.session_state[SHOWN_KEY] = task_id
+def _table_and_detail(client: Client, journal: Journal, filters: TaskFilters, interval: float | None,
+                      below: Callable[[str | None], None]) -> None:
+    _table(client, journal, filters, interval)
+    below(selected())

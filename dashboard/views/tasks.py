@@ -20,14 +20,18 @@ filters = task_filters.render(journal)
 keep.auto_keep_toggle(journal)
 
 table_tab, charts_tab = st.tabs(["📋 Tasks", "📊 Charts"], key=task_table.VIEW_KEY, on_change="rerun")
+
+
+def detail(task_id: str | None) -> None:
+    """The selected task in full, under the table (drawn by the table's fragment)."""
+    if task_id:
+        st.divider()
+        task_detail.render(client, journal, task_id, tz, on_close=task_table.close)
+
+
 if table_tab.open:
     with table_tab:
-        task_table.render(client, journal, filters)
-        task_id = task_table.selected()
-        if task_id:
-            st.divider()
-            task_detail.render(client, journal, task_id, tz, on_close=task_table.close)
-        task_table.mark_shown(task_id)
+        task_table.render(client, journal, filters, below=detail)
 if charts_tab.open:
     with charts_tab:
         charts.render(filters, tz)

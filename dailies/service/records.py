@@ -4,6 +4,7 @@ before that."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from sqlalchemy import Row
@@ -22,8 +23,15 @@ def result_expires_at(row: Row) -> int:
     return result_url_expires_at(row.finished_at or row.updated_at)
 
 
+@functools.lru_cache(maxsize=4096)
+def _stored_request(text: str) -> CreateTaskRequest:
+    """A stored request, parsed once: a task's request never changes, and lists and polls read the
+    same tasks again and again (parsing was a fifth of building a record). Read only, never changed."""
+    return CreateTaskRequest.model_validate_json(text)
+
+
 def build_record(row: Row, storage: ResultStorage, base_url: str) -> dict[str, Any]:
-    request = CreateTaskRequest.model_validate_json(row.request)
+    request = _stored_request(row.request)
     # What the render used, once it has run (stored by the worker with `RenderedOutput.to_json`).
     used = RenderedOutput.from_json(row.result) if row.result else None
     record: dict[str, Any] = {

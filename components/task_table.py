@@ -136,7 +136,8 @@ def _listing(journal: Journal, filters: TaskFilters, max_age: float) -> ListTask
         return None
 
 
-def _table(client: Client, journal: Journal, filters: TaskFilters, interval: float | None) -> None:
+def _table(client: Client, journal: Journal, filters: TaskFilters, interval: float | None) -> bool:
+    """Draw the table; True when the page must run again in full (its interval or charts are out of date)."""
     in_page_run = st.session_state.pop(IN_PAGE_RUN_KEY, False)
     asked = st.session_state.pop(REFRESH_ASKED_KEY, False)
     changed, pick = _user_pick(st.session_state.get(RENDERED_IDS_KEY, []))
@@ -145,7 +146,7 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, interval: flo
     fresh = asked or not (in_page_run or changed)
     page = _listing(journal, filters, 0 if fresh else REFRESH_SECONDS)
     if page is None:
-        return
+        return False
     records = list(page.items)
     now = time.time()
     if keep.auto_keep_enabled(journal):
@@ -156,14 +157,11 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, interval: flo
         select(pick)
     active = any_active(records)
     signature = (tuple((r.id, r.status) for r in records), active)
-    # Only a refresh asks for a full run: in the page's run everything below is drawn anyway, and a
-    # rerun there would swallow the click (a button's True lasts one run) that started it.
+    # Outside the page's run (where everything is drawn anyway) a change of the page asks for a full
+    # run, once this run has drawn the table and the detail: a click in the detail (a button's True
+    # lasts one run) is handled before the page runs again, not swallowed by it.
     needs_full_run = not in_page_run and (active != bool(interval) or signature != st.session_state.get(SIGNATURE_KEY))
     st.session_state[SIGNATURE_KEY] = signature
-    if needs_full_run:
-        st.session_state[RENDERED_IDS_KEY] = ids
-        _pin_selection(ids)
-        st.rerun()
 
     pages = max(1, math.ceil(page.total / filters.page_size))
     summary = f"**{page.total}** task(s) match · page **{filters.page_num}** of **{pages}**"
@@ -181,7 +179,7 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, interval: flo
             hint = " Flex tasks are listed only under the flex tier." if filters.service_tier == "default" else ""
             st.info("No tasks match these filters in the last 7 days." + hint)
         st.session_state[RENDERED_IDS_KEY] = ids
-        return
+        return needs_full_run
 
     submissions = journal.submissions(ids)
     frame = table_rows(records, submissions, keep.kept_video_ids(journal), now, browser_timezone())
@@ -190,6 +188,7 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, interval: flo
     st.dataframe(frame, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,
                  width="stretch", column_config=COLUMN_CONFIG)
     st.caption("Select a row to open the task below. 🟢 plenty of time · 🟠 getting close · 🔴 act now · ⚫ gone.")
+    return needs_full_run
 
 
 def render(client: Client, journal: Journal, filters: TaskFilters, below: Callable[[str | None], None]) -> None:
@@ -210,5 +209,7 @@ def render(client: Client, journal: Journal, filters: TaskFilters, below: Callab
 
 def _table_and_detail(client: Client, journal: Journal, filters: TaskFilters, interval: float | None,
                       below: Callable[[str | None], None]) -> None:
-    _table(client, journal, filters, interval)
+    needs_full_run = _table(client, journal, filters, interval)
     below(selected())
+    if needs_full_run:
+        st.rerun()

@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from components import data, pages
 from components.compose_body import FormValues, Plan, idempotency_key
@@ -101,10 +102,14 @@ def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> 
                 failure = {"index": i, "status": None, "code": None, "param": None, "message": str(exc)}
                 break
             prompt = task.prompt or draft_prompt
-            journal.record_submission(Submission(
-                task_id=response.id, batch_id=batch_id, submitted_at=time.time(), base_url=client.base_url,
-                model=values.model, mode=values.mode, prompt=prompt, request=body, inputs=refs,
-            ))
+            try:
+                journal.record_submission(Submission(
+                    task_id=response.id, batch_id=batch_id, submitted_at=time.time(), base_url=client.base_url,
+                    model=values.model, mode=values.mode, prompt=prompt, request=body, inputs=refs,
+                ))
+            except (OSError, SQLAlchemyError) as exc:
+                # The task exists on the service: go on with the batch, and say what the journal lost.
+                st.warning(f"Task {response.id} was created, but its prompt and inputs could not be journaled: {exc}")
             created.append({"id": response.id, "prompt": prompt, "seed": task.seed})
         done = len(created)
         bar.progress(done / n, text=f"{done} of {n} submitted")

@@ -49,7 +49,8 @@ class MediaChoice:
 
 def choose(record: TaskRecord | None, kept: dict[str, KeptFile], now: float, name: str = VIDEO_NAME,
            on_service: bool = True) -> MediaChoice:
-    """The live link, else the kept file, else none with the reason (pure: no Streamlit calls).
+    """The live link, else the kept file, else none with the reason (no Streamlit calls; a copy in the
+    team's bucket is signed here, and an unreachable bucket is a reason, not an error).
 
     `on_service` False means the record is the journal's copy of a task the service no longer has:
     its links point at deleted files however young they are, so only a kept copy can play.
@@ -62,8 +63,11 @@ def choose(record: TaskRecord | None, kept: dict[str, KeptFile], now: float, nam
     if name in kept:
         copy = kept[name]
         if copy.in_bucket:
-            return MediaChoice("kept", url=str(copy.media(now)),
-                               reason="Playing the kept copy from the team's archive.")
+            try:
+                url = str(copy.media(now))
+            except OSError as exc:  # the bucket refused or cannot be reached: say so, draw the rest
+                return MediaChoice("none", reason=f"The kept copy could not be fetched from the team's archive: {exc}")
+            return MediaChoice("kept", url=url, reason="Playing the kept copy from the team's archive.")
         return MediaChoice("kept", path=copy.path, reason="Playing the kept copy from the local archive.")
     if record is None or not on_service:
         return MediaChoice("none", reason="The service no longer has this task and no copy was kept.")

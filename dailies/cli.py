@@ -94,11 +94,13 @@ def cmd_up(args: argparse.Namespace) -> int:
 def cmd_dashboard(args: argparse.Namespace) -> int:
     import subprocess
 
-    from .launcher import dashboard_env, streamlit_command, team_mode_in
+    from .launcher import dashboard_env, journal_setting_warning, streamlit_command, team_mode_in
 
     data_dir = args.data_dir.resolve() if args.data_dir is not None else None
     env = dashboard_env(dict(os.environ), None, None, data_dir, args.team or team_mode_in(os.environ),
                         database_url=args.database_url, storage=args.storage)
+    if (warning := journal_setting_warning(env)) is not None:
+        print(warning, file=sys.stderr)
     return subprocess.call(streamlit_command(args.ui_port, args.host), env=env)
 
 

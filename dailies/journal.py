@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -230,6 +231,9 @@ class _Store:
         # The record last written per (scope, task id): a page shows the same records run after run,
         # and an unchanged one is not written again.
         self.saved_records: dict[tuple[str, str], str] = {}
+        # Held across a write of records and the update of `saved_records`, so the two never disagree
+        # (two sessions saving one task at once would otherwise leave the older record remembered as written).
+        self.saved_records_lock = threading.Lock()
         if self.postgres:
             self._create_postgres()
         else:
@@ -512,14 +516,16 @@ class Journal:
         """Keep the last record seen of each task; records unchanged since this process last wrote
         them are skipped, and the rest are written in one transaction (one commit, not one each)."""
         now, scope, saved = time.time(), self._writes_as, self._store.saved_records
-        rows = [{"scope": scope, "task_id": r["id"], "record": text, "saved_at": now} for r in records
-                if saved.get((scope, r["id"])) != (text := json.dumps(r, sort_keys=True))]
-        if not rows:
-            return
-        self._write("records", rows)
-        if len(saved) + len(rows) > _SAVED_RECORDS_REMEMBERED:
-            saved.clear()
-        saved.update(((scope, row["task_id"]), row["record"]) for row in rows)
+        texts = [(r["id"], json.dumps(r, sort_keys=True)) for r in records]
+        with self._store.saved_records_lock:
+            rows = [{"scope": scope, "task_id": task_id, "record": text, "saved_at": now} for task_id, text in texts
+                    if saved.get((scope, task_id)) != text]
+            if not rows:
+                return
+            self._write("records", rows)
+            if len(saved) + len(rows) > _SAVED_RECORDS_REMEMBERED:
+                saved.clear()
+            saved.update(((scope, row["task_id"]), row["record"]) for row in rows)
 
     def record(self, task_id: str) -> dict[str, Any] | None:
         table = self._table("records")

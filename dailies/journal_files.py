@@ -19,10 +19,12 @@ for an hour and a player on an auto-refreshing page does not reload it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -115,12 +117,14 @@ class JournalBucket:
         """A presigned GET URL of a kept copy, the same for a whole hour."""
         folder, task_id, name = self._kept(location)
         start = int((time.time() if now is None else now) // URL_PERIOD_S * URL_PERIOD_S)
-        return self.archive(folder).url(task_id, name, start, start + 2 * URL_PERIOD_S)
+        with _as_bucket_error(f"could not sign a URL for {location}"):
+            return self.archive(folder).url(task_id, name, start, start + 2 * URL_PERIOD_S)
 
     def read(self, location: str) -> bytes:
         """The bytes of a kept copy."""
         folder, task_id, name = self._kept(location)
-        return self.archive(folder).read_bytes(task_id, name)
+        with _as_bucket_error(f"could not read {location}"):
+            return self.archive(folder).read_bytes(task_id, name)
 
     def _kept(self, location: str) -> tuple[str | None, str, str]:
         return _split(self._own_key(location).removeprefix(f"{self.root}/archive/"))
@@ -136,23 +140,34 @@ class JournalBucket:
     def store_input(self, folder: str | None, name: str, raw: bytes, mime: str) -> None:
         """Store an upload once (its name is its hash: an object already there is the same bytes)."""
         folder = folder or UNSCOPED_FOLDER
-        try:
-            if not self.inputs.exists(folder, name):
-                self.inputs.client.put_object(Bucket=self.bucket, Key=self.inputs.key(folder, name), Body=raw,
-                                              ContentType=mime)
-        except _bucket_errors() as exc:
-            raise BucketError(f"could not store an upload in {self.location(self.inputs.prefix)}: {exc}") from exc
+        # Written again rather than looked for first: the same name is the same bytes, and a HEAD on a
+        # missing key answers 403, not 404, to a key without s3:ListBucket (a least-privilege policy).
+        with _as_bucket_error(f"could not store an upload in {self.location(self.inputs.prefix)}"):
+            self.inputs.client.put_object(Bucket=self.bucket, Key=self.inputs.key(folder, name), Body=raw,
+                                          ContentType=mime)
 
     def read_input(self, folder: str | None, name: str) -> bytes:
         """A stored upload of one scope folder; with folder None (the unscoped view), of any."""
-        if folder is not None:
-            return self.inputs.read_bytes(folder, name)
-        paginator = self.inputs.client.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=self.inputs.prefix):
-            for item in page.get("Contents", []):
-                if item["Key"].endswith(f"/{name}"):
-                    return self.inputs.read_bytes(item["Key"].removeprefix(self.inputs.prefix).split("/")[0], name)
+        with _as_bucket_error(f"could not read the stored upload {name}"):
+            if folder is not None:
+                return self.inputs.read_bytes(folder, name)
+            paginator = self.inputs.client.get_paginator("list_objects_v2")
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=self.inputs.prefix):
+                for item in page.get("Contents", []):
+                    if item["Key"].endswith(f"/{name}"):
+                        folder = item["Key"].removeprefix(self.inputs.prefix).split("/")[0]
+                        return self.inputs.read_bytes(folder, name)
         raise FileNotFoundError(name)
+
+
+@contextlib.contextmanager
+def _as_bucket_error(what: str) -> Iterator[None]:
+    """boto3's and botocore's errors (refused, unreachable, no credentials, timed out) as BucketError,
+    an OSError, which is what the dashboard's pages handle for a file that cannot be read or written."""
+    try:
+        yield
+    except (*_bucket_errors(), RuntimeError) as exc:  # RuntimeError: S3Storage.url without credentials
+        raise BucketError(f"{what}: {exc}") from exc
 
 
 def _split(rest: str) -> tuple[str | None, str, str]:

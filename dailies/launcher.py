@@ -107,6 +107,17 @@ def dashboard_env(base: dict[str, str], api_url: str | None, key: str | None, da
     return env
 
 
+def journal_setting_warning(env: dict[str, str]) -> str | None:
+    """What is wrong with a dashboard's journal settings, or None: a shared database without a
+    bucket keeps each machine's kept copies on its own disk, so another dashboard shows them as not
+    kept and may keep the task again over the first one's record."""
+    if env.get(JOURNAL_DATABASE_ENV) and not env.get(JOURNAL_STORAGE_ENV):
+        return ("warning: the journal is in a shared database but kept copies go to this machine's disk; "
+                "give the team's bucket too (--storage s3://bucket/prefix or DAILIES_STORAGE) so every "
+                "dashboard plays them")
+    return None
+
+
 def wait_until_up(url: str, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
     """Until `url` answers 200; RuntimeError when `proc` exits first or `timeout` passes."""
     deadline = time.monotonic() + timeout

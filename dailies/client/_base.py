@@ -29,7 +29,7 @@ from dailies.spec.models import (
     ServiceTier,
     TaskRecord,
 )
-from dailies.spec.validation import check_create_body
+from dailies.spec.validation import check_create_body, drop_nulls
 
 from ._retry import RetryPolicy
 from .errors import APIResponseValidationError, MissingAPIKeyError, RequestRuleError, RequestValidationError
@@ -220,7 +220,8 @@ def coerce_create_request(request: CreateTaskRequest | Mapping[str, Any]) -> Cre
     if not isinstance(request, Mapping):
         raise TypeError(f"expected CreateTaskRequest or a mapping, got {type(request).__name__}")
     try:
-        return CreateTaskRequest.model_validate(dict(request))
+        # As the service reads a body: a null means "not given" (the official SDK sends every field).
+        return CreateTaskRequest.model_validate(drop_nulls(dict(request)))
     except ValidationError as exc:
         raise RequestValidationError.from_pydantic("create request", exc) from None
 

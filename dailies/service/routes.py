@@ -43,17 +43,15 @@ async def project_of(request: Request, authorization: Annotated[str | None, Head
 
 Project = Annotated[str, Depends(project_of)]
 
-# A create body up to this size is handled on the event loop (on SQLite, see `call_service`).
-INLINE_BODY_MAX_BYTES = 16 * 1024
 
-
-async def call_service(request: Request, call, *args, inline: bool = True):
-    """Run a call into the task service. On SQLite a read or a short write takes a fraction of a
-    millisecond, less than handing it to a worker thread and back (a thread wake-up under load
-    cost a quarter of the list path's CPU), so it runs on the event loop; on PostgreSQL every
-    statement is a network round trip, so it goes to the thread pool, as does any call the caller
-    marks `inline=False` (work that may take long: decoding inline images, resolving hosts)."""
-    if inline and not services(request).store.dialect.postgres:
+async def call_service(request: Request, call, *args, reads_only: bool = False):
+    """Run a call into the task service. A read on SQLite (WAL: never waits for a writer) takes a
+    fraction of a millisecond, less than handing it to a worker thread and back (a thread wake-up
+    under load cost a quarter of the list path's CPU), so it runs on the event loop. Everything
+    else goes to the thread pool: a write may wait for the write lock (a render slot's transaction,
+    the housekeeper's purge, another process on the same file), and on PostgreSQL every statement is
+    a network round trip; the event loop must not wait on either."""
+    if reads_only and not services(request).store.dialect.postgres:
         return call(*args)
     return await run_in_threadpool(call, *args)
 
@@ -73,10 +71,7 @@ async def create_task(request: Request, project: Project,
     _check_idempotency_key(idempotency_key)
     body = await read_json_body(request)
     svc = services(request).tasks
-    # Small bodies without a callback URL are quick to check (no image to decode, no host to resolve).
-    quick = (int(request.headers.get("content-length") or INLINE_BODY_MAX_BYTES + 1) <= INLINE_BODY_MAX_BYTES
-             and not (isinstance(body, dict) and body.get("callback_url")))
-    row = await call_service(request, svc.create, project, body, idempotency_key, inline=quick)
+    row = await call_service(request, svc.create, project, body, idempotency_key)
     response = {"id": row.id}
     if row.safety_identifier is not None:
         response["safety_identifier"] = row.safety_identifier
@@ -117,7 +112,7 @@ async def list_tasks(request: Request, project: Project) -> JSONResponse:
     query = _list_query(request)
     svc = services(request).tasks
     base = base_url(request)
-    return JSONResponse(await call_service(request, _list_page, svc, project, query, base))
+    return JSONResponse(await call_service(request, _list_page, svc, project, query, base, reads_only=True))
 
 
 def _list_page(svc, project: str, query: ListTasksQuery, base: str) -> dict:
@@ -128,7 +123,8 @@ def _list_page(svc, project: str, query: ListTasksQuery, base: str) -> dict:
 @router.get(TASKS + "/{task_id}", tags=["tasks"], summary="Get one task")
 async def get_task(request: Request, task_id: str, project: Project) -> JSONResponse:
     svc = services(request).tasks
-    return JSONResponse(await call_service(request, _one_record, svc, project, task_id, base_url(request)))
+    return JSONResponse(await call_service(request, _one_record, svc, project, task_id, base_url(request),
+                                          reads_only=True))
 
 
 def _one_record(svc, project: str, task_id: str, base: str) -> dict:
@@ -138,8 +134,7 @@ def _one_record(svc, project: str, task_id: str, base: str) -> dict:
 @router.delete(TASKS + "/{task_id}", tags=["tasks"],
                summary="Cancel a queued task, or delete the record of a finished one")
 async def delete_task(request: Request, task_id: str, project: Project):
-    # Deleting a finished task removes its files too: the thread pool, whatever the database.
-    await call_service(request, services(request).tasks.delete, project, task_id, inline=False)
+    await call_service(request, services(request).tasks.delete, project, task_id)
     return {}
 
 

@@ -121,6 +121,10 @@ class _Dialect:
         )
 
 
+# Task records deleted per transaction by `purge`.
+PURGE_BATCH = 1000
+
+
 def new_task_id(now: float) -> str:
     """`cgt-YYYYMMDDHHMMSS-xxxxx` (DESIGN.md section 3)."""
     stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%d%H%M%S")
@@ -405,16 +409,25 @@ class TaskStore:
             }, tasks.c.worker_id == worker_id)
 
     def purge(self, now: float) -> list[Row]:
-        """Delete records created more than 7 days ago; returns them so files can go too."""
+        """Delete records created more than 7 days ago; returns them so files can go too.
+
+        In batches of PURGE_BATCH, each its own short transaction: after days without a sweep (a
+        service that was down) the backlog may be a hundred thousand rows, and one transaction
+        over all of them held the write lock for seconds, stalling every create meanwhile."""
         cutoff = oldest_kept(now)
+        purged: list[Row] = []
+        while True:
+            with self.write.begin() as conn:
+                batch = select(tasks.c.id).where(tasks.c.created_at < cutoff).limit(PURGE_BATCH)
+                rows = conn.execute(delete(tasks).where(tasks.c.id.in_(batch)).returning(*tasks.c)).all()
+            purged += rows
+            if len(rows) < PURGE_BATCH:
+                break
         with self.write.begin() as conn:
-            rows = conn.execute(
-                delete(tasks).where(tasks.c.created_at < cutoff).returning(*tasks.c)
-            ).all()
             conn.execute(delete(idempotency).where(
                 idempotency.c.created_at < int(now) - L.IDEMPOTENCY_WINDOW_SECONDS))
             task_counts.forget_before(conn, cutoff)
-        if rows:
-            log.info("purged %d task records older than 7 days", len(rows))
-        return rows
+        if purged:
+            log.info("purged %d task records older than 7 days", len(purged))
+        return purged
 

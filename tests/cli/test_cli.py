@@ -224,3 +224,11 @@ def test_an_endpoint_id_is_sent_as_it_is(ark_env):
 def test_an_unknown_endpoint_is_the_services_404(ark_env):
     code, out, err = run("create", "--model", "ep-20990101000000-zzzzz", "--prompt", "a kite", "--json")
     assert code != 0 and "InvalidEndpointOrModel.NotFound" in err + out
+
+
+def test_a_shared_journal_database_without_a_bucket_is_warned_about():
+    from dailies.launcher import JOURNAL_DATABASE_ENV, JOURNAL_STORAGE_ENV, journal_setting_warning
+
+    assert journal_setting_warning({}) is None
+    assert journal_setting_warning({JOURNAL_DATABASE_ENV: "postgresql://db/x", JOURNAL_STORAGE_ENV: "s3://b/p"}) is None
+    assert "--storage" in journal_setting_warning({JOURNAL_DATABASE_ENV: "postgresql://db/x"})

@@ -107,3 +107,12 @@ async def test_the_async_client_applies_the_same_rules(make_async_client):
         assert (await client.tasks.create(BAD_2_0_FAST, check_rules=False)).id == TASK_ID
     assert server.calls == 4
     assert json.loads(server.requests[0].content) == {k: v for k, v in valid.items() if v is not None}
+
+
+def test_nulls_in_a_body_mean_not_given_as_the_service_reads_them():
+    """The official SDK's habit: every optional field sent, null when unset (output_format among them)."""
+    from dailies.client._base import coerce_create_request
+
+    request = coerce_create_request({"model": "seedance-1-0-pro-250528", "content": [{"type": "text", "text": "a cat"}],
+                                     "output_format": None, "seed": None, "callback_url": None})
+    assert request.seed is None and request.callback_url is None

@@ -317,6 +317,25 @@ async def test_records_and_files_older_than_seven_days_are_purged(env):
     assert env.stored(task_id) == set()
 
 
+async def test_a_backlog_is_purged_in_short_batches_and_wholly(env, monkeypatch):
+    from dailies.service import store as store_module
+
+    monkeypatch.setattr(store_module, "PURGE_BATCH", 3)
+    old = await make(env, 7)
+    env.run_all()
+    env.clock.advance(L.RECORD_RETENTION_SECONDS + 1)
+    [young] = await make(env)
+    transactions = []
+    begin = env.services.store.write.begin
+    monkeypatch.setattr(env.services.store.write, "begin", lambda: transactions.append(1) or begin())
+    purged = env.services.store.purge(env.clock())
+    assert sorted(r.id for r in purged) == sorted(old)
+    assert len(transactions) == 4  # 3 + 3 + 1 tasks, then the idempotency keys and counters
+    for task_id in old:
+        assert (await env.get(task_id)).status_code == 404
+    assert (await env.get(young)).status_code == 200
+
+
 async def test_failed_input_fails_the_task_with_the_real_services_error(env):
     [task_id] = await make(env)
     env.generator.fail_inputs.add(task_id)

@@ -270,15 +270,30 @@ class Writer:
         with self._lock, self.engine.begin() as conn:
             yield conn
 
+    @contextmanager
+    def held_if_free(self) -> Iterator[bool]:
+        """Hold this process's write lock for a block if no other thread holds it (True); else hold
+        nothing (False), at once. The lock is re-entrant: `begin` inside the block does not wait.
+        Always False on PostgreSQL, which has no such lock."""
+        if self._lock is None:
+            yield False
+            return
+        held = self._lock.acquire(blocking=False)
+        try:
+            yield held
+        finally:
+            if held:
+                self._lock.release()
 
-_sqlite_write_locks: dict[str, threading.Lock] = {}
+
+_sqlite_write_locks: dict[str, threading.RLock] = {}
 _sqlite_write_locks_guard = threading.Lock()
 
 
-def _sqlite_write_lock(engine: Engine) -> threading.Lock:
+def _sqlite_write_lock(engine: Engine) -> threading.RLock:
     """One lock per database file in this process, whichever engine writes to it."""
     with _sqlite_write_locks_guard:
-        return _sqlite_write_locks.setdefault(str(engine.url.database), threading.Lock())
+        return _sqlite_write_locks.setdefault(str(engine.url.database), threading.RLock())
 
 
 def writer(engine: Engine) -> Writer:

@@ -15,6 +15,7 @@ both miss an idempotency key).
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 import string
@@ -121,6 +122,32 @@ class _Dialect:
         )
 
 
+@functools.cache
+def _list_statements(column: Callable[[ColumnElement], ColumnElement], by_status: bool, by_endpoint: bool,
+                     by_ids: bool) -> tuple[Select, Select]:
+    """(count, page) of a list with this shape of filters, built once per shape (as
+    `task_counts.total_statement` is): the values are parameters, so each statement is compiled
+    once, and a list only binds them. `column` wraps each term (`_Dialect.task_ids_column`)."""
+    where = [
+        column(tasks.c.project) == bindparam("project"),
+        column(tasks.c.service_tier) == bindparam("tier"),
+        column(tasks.c.created_at) >= bindparam("oldest"),
+        column(tasks.c.created_at) < bindparam("now"),
+    ]
+    if by_status:
+        where.append(column(tasks.c.status) == bindparam("status"))
+    if by_endpoint:
+        where.append(column(tasks.c.endpoint) == bindparam("endpoint"))
+    if by_ids:
+        where.append(tasks.c.id.in_(bindparam("ids", expanding=True)))
+    cond = and_(*where)
+    return (
+        select(func.count()).select_from(tasks).where(cond),
+        select(tasks).where(cond).order_by(tasks.c.created_at.desc(), tasks.c.seq.desc())
+        .limit(bindparam("limit")).offset(bindparam("offset")),
+    )
+
+
 # Task records deleted per transaction by `purge`.
 PURGE_BATCH = 1000
 
@@ -137,7 +164,6 @@ class TaskStore:
         self.write = writer(engine)
         self.on_change = on_change
         self.dialect = _Dialect.of(engine)
-        self._list_cache: dict[tuple[bool, bool, bool], tuple[Select, Select]] = {}
 
     # ---------- reads ----------
 
@@ -159,7 +185,8 @@ class TaskStore:
         params = {"project": project, "tier": query.service_tier, "oldest": oldest_kept(now), "now": now,
                   "status": query.status, "endpoint": query.model, "ids": query.task_ids or [],
                   "limit": query.page_size, "offset": (query.page_num - 1) * query.page_size}
-        total_query, page_query = self._list_statements(bool(query.status), bool(query.model), bool(query.task_ids))
+        total_query, page_query = _list_statements(self.dialect.task_ids_column if query.task_ids else _as_is,
+                                                   bool(query.status), bool(query.model), bool(query.task_ids))
         total_params = params
         if not query.task_ids:  # ids: a few rows, counted as they are
             from_counters = task_counts.total_statement(project, query, now)
@@ -169,35 +196,6 @@ class TaskStore:
             total = conn.execute(total_query, total_params).scalar_one()
             rows = conn.execute(page_query, params).all()
         return total, rows
-
-    def _list_statements(self, by_status: bool, by_endpoint: bool, by_ids: bool) -> tuple[Select, Select]:
-        """(count, page) of a list with this shape of filters, built once per shape: the values
-        are parameters, so each statement is compiled once, and a list only binds them."""
-        key = (by_status, by_endpoint, by_ids)
-        built = self._list_cache.get(key)
-        if built is not None:
-            return built
-        column = self.dialect.task_ids_column if by_ids else _as_is
-        where = [
-            column(tasks.c.project) == bindparam("project"),
-            column(tasks.c.service_tier) == bindparam("tier"),
-            column(tasks.c.created_at) >= bindparam("oldest"),
-            column(tasks.c.created_at) < bindparam("now"),
-        ]
-        if by_status:
-            where.append(column(tasks.c.status) == bindparam("status"))
-        if by_endpoint:
-            where.append(column(tasks.c.endpoint) == bindparam("endpoint"))
-        if by_ids:
-            where.append(tasks.c.id.in_(bindparam("ids", expanding=True)))
-        cond = and_(*where)
-        built = (
-            select(func.count()).select_from(tasks).where(cond),
-            select(tasks).where(cond).order_by(tasks.c.created_at.desc(), tasks.c.seq.desc())
-            .limit(bindparam("limit")).offset(bindparam("offset")),
-        )
-        self._list_cache[key] = built
-        return built
 
     def count_queued(self, conn: Connection, project: str) -> int:
         return conn.execute(_COUNT_QUEUED, {"project": project}).scalar_one()

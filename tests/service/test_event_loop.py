@@ -51,7 +51,26 @@ async def test_a_create_waits_for_the_write_lock_in_the_pool_while_lists_are_ser
     assert created["response"].status_code == 200, created["response"].text
 
 
-async def test_a_quick_create_runs_when_the_lock_is_free(env):
+async def test_a_quick_create_runs_on_the_loop_when_the_lock_is_free(env, monkeypatch):
+    """Where each call runs: on SQLite a small create and a list stay on the event loop, a create with
+    a callback URL (a host to resolve) goes to the pool; on PostgreSQL every call goes to the pool."""
+    from dailies.service import routes
+
+    pooled = []
+    real = routes.run_in_threadpool
+
+    async def counting(call, *args):
+        pooled.append(call.__name__)
+        return await real(call, *args)
+
+    monkeypatch.setattr(routes, "run_in_threadpool", counting)
     response = await env.create(text_body("nothing else is writing"))
     assert response.status_code == 200
+    assert (await env.list()).status_code == 200
+    with_callback = await env.create(text_body("tell me", callback_url="http://127.0.0.1:9/hook"))
+    assert with_callback.status_code == 200, with_callback.text
+    if env.services.store.dialect.postgres:
+        assert pooled == ["create", "_list_page", "create"]
+    else:
+        assert pooled == ["create"]  # only the one with a callback URL
     assert env.services.store.get_by_id(response.json()["id"]).status == "queued"

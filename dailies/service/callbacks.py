@@ -32,6 +32,8 @@ from ..spec import limits as L
 from ..spec.statuses import CALLBACK_STATUSES, RETRIED_CALLBACK_STATUSES
 from ..webhooks import signed_headers
 from .db import callback_attempts, callback_events, is_postgres, writer
+from .loops import Streak
+from .metrics import Metrics
 from .settings import Settings
 from .wakeups import CALLBACKS_CHANNEL, Wakeups
 
@@ -51,7 +53,7 @@ def retry_delay(settings: Settings, attempts_made: int, rng: random.Random) -> f
 class CallbackQueue:
     def __init__(self, engine, settings: Settings, record_for: Callable[[Row], dict],
                  secret_for: Callable[[str], str], transport: httpx.BaseTransport | None = None,
-                 deliverers: int = 4, wakeups: Wakeups | None = None) -> None:
+                 deliverers: int = 4, wakeups: Wakeups | None = None, metrics: Metrics | None = None) -> None:
         self.engine = engine
         self.write = writer(engine)
         self.settings = settings
@@ -61,6 +63,7 @@ class CallbackQueue:
         self.secret_for = secret_for
         self.transport = transport
         self.deliverers = deliverers
+        self.metrics = metrics
         self.stop_event = threading.Event()
         self.threads: list[threading.Thread] = []
         self.rng = random.Random()
@@ -101,25 +104,32 @@ class CallbackQueue:
         self.threads.clear()
 
     def _run(self, deliverer: str) -> None:
+        streak = Streak(log, f"callback deliverer {deliverer}")
         with httpx.Client(transport=self.transport, follow_redirects=False,
                           timeout=self.settings.callback_timeout) as http:
             wakeup = self.wakeups.callbacks
             while not self.stop_event.is_set():
-                seen = wakeup.generation()
+                # Nothing may end a deliverer (a database restart least of all): the events would
+                # wait for a process restart.
                 try:
+                    seen = wakeup.generation()
                     event = self.claim(deliverer)
-                except Exception:
-                    log.exception("claiming a callback failed")
-                    event = None
-                if event is None:
-                    wakeup.wait(seen, self._idle_wait())
+                    if event is None:
+                        wakeup.wait(seen, self._idle_wait())
+                        streak.ok()
+                        continue
+                except Exception as exc:
+                    self.stop_event.wait(streak.failed(exc))
                     continue
                 try:
                     self.deliver(http, event)
-                except Exception:
+                    streak.ok()
+                except Exception as exc:
                     # Recording the outcome failed (a database error): keep this deliverer alive;
                     # the event stays claimed and is handed out again after the claim timeout.
-                    log.exception("delivering callback %s failed", event.webhook_id)
+                    log.warning("the outcome of callback %s could not be recorded; it is delivered again "
+                                "after %g s", event.webhook_id, CLAIM_TIMEOUT_SECONDS)
+                    self.stop_event.wait(streak.failed(exc))
 
     def _idle_wait(self) -> float:
         """How long an idle deliverer sleeps unless woken. With notifications: until the next
@@ -217,12 +227,12 @@ class CallbackQueue:
                 error: str | None) -> None:
         now = self.settings.clock()
         if error is None:
-            values = {"state": "delivered", "attempts": attempt, "claimed_by": None}
+            outcome, values = "delivered", {"state": "delivered", "attempts": attempt, "claimed_by": None}
         elif attempt >= event.max_attempts:
-            values = {"state": "failed", "attempts": attempt, "claimed_by": None}
+            outcome, values = "failed", {"state": "failed", "attempts": attempt, "claimed_by": None}
         else:
-            values = {"attempts": attempt, "claimed_by": None,
-                      "next_attempt_at": now + retry_delay(self.settings, attempt, self.rng)}
+            outcome, values = "retry", {"attempts": attempt, "claimed_by": None,
+                                        "next_attempt_at": now + retry_delay(self.settings, attempt, self.rng)}
         with self.write.begin() as conn:
             conn.execute(insert(callback_attempts).values(
                 webhook_id=event.webhook_id, task_id=event.task_id, status=event.status, attempt=attempt,
@@ -231,6 +241,8 @@ class CallbackQueue:
             conn.execute(update(callback_events).where(
                 and_(callback_events.c.seq == event.seq, callback_events.c.claimed_by == event.claimed_by)
             ).values(**values))
+        if self.metrics is not None:
+            self.metrics.callback_deliveries.labels(outcome).inc()
         log.info("callback %s of %s (%s) attempt %d: %s", event.webhook_id, event.task_id, event.status,
                  attempt, error or f"delivered ({status_code})")
 

@@ -9,7 +9,8 @@ writers.
 PostgreSQL (psycopg 3): plain READ COMMITTED transactions; what must not race takes a row lock
 (`FOR UPDATE SKIP LOCKED` claims, in store.py and callbacks.py) or an advisory lock (the schema
 at start, a project's quota and idempotency check). The schema is created or upgraded by whichever
-process starts first; the others wait on the advisory lock and then find it done.
+process finds it missing or outdated, and only then (schema.py); a process that finds it current
+runs no DDL, so starting never gets in the way of writers.
 """
 
 from __future__ import annotations
@@ -34,10 +35,7 @@ from sqlalchemy import (
     Text,
     create_engine,
     event,
-    text,
 )
-from sqlalchemy.exc import OperationalError
-from sqlalchemy.schema import CreateIndex
 
 metadata = MetaData()
 
@@ -135,10 +133,6 @@ callback_attempts = Table(
 )
 
 
-# Taken by every process that starts on the database; project locks (store.py) hash into the
-# 32-bit key space of the two-argument form, so they never meet this one.
-_SCHEMA_LOCK = 0x6461696C696573  # "dailies"
-
 # Secrets and keys that every machine of a team deployment needs, so they live in the database and
 # not in one machine's data directory (README, "Team deployment"). On SQLite they stay unused: the
 # keys file of the data directory holds them, as it always did.
@@ -210,40 +204,20 @@ def _sqlite_engine(db_path: Path) -> Engine:
 
 def _postgres_engine(url: str) -> Engine:
     # pre_ping: a worker idle through a database restart or a proxy's idle cut gets a fresh
-    # connection instead of an error on its next claim.
-    engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=15)
-    with engine.begin() as conn:
-        # Transaction-scoped: released at commit, with the tables visible to the next process.
-        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK})
-        _create_tables(conn)
-        from .task_counts import install as install_task_counts  # it imports this module
+    # connection instead of an error on its next claim. connect_timeout: a database that does not
+    # answer is noticed in seconds (and claims pause, workers.py), not after the system's TCP timeout.
+    engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=15,
+                           connect_args={"connect_timeout": 5})
+    from .schema import install  # it imports this module
 
-        install_task_counts(conn)
+    install(engine)
     return engine
 
 
 def _create_sqlite_schema(engine: Engine) -> None:
-    # Two processes starting on one fresh data directory may both try to create the tables.
-    for attempt in range(3):
-        try:
-            with writer(engine).begin() as conn:
-                _create_tables(conn)
-                from .task_counts import install_sqlite as install_task_counts  # it imports this module
+    from .schema import install  # it imports this module
 
-                install_task_counts(conn)
-            return
-        except OperationalError:
-            if attempt == 2:
-                raise
-
-
-def _create_tables(conn) -> None:
-    metadata.create_all(conn)
-    # create_all leaves the tables that exist alone, indexes included: add the indexes a newer
-    # schema declares to a database made by an older one.
-    for table in metadata.sorted_tables:
-        for index in table.indexes:
-            conn.execute(CreateIndex(index, if_not_exists=True))
+    install(engine, writer(engine))
 
 
 class Writer:

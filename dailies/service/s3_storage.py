@@ -58,7 +58,10 @@ class S3Storage:
         session = session or boto3.session.Session(region_name=os.environ.get("AWS_REGION") or None)
         # Path-style or virtual-hosted addressing, endpoint and region follow the AWS settings;
         # s3v4 because older signatures are refused by most providers (and presign differently).
-        config = Config(signature_version="s3v4", retries={"mode": "standard", "max_attempts": 5})
+        # A short connect timeout: a bucket that does not answer is noticed (and waited for,
+        # workers.py) in seconds rather than after a minute per attempt.
+        config = Config(signature_version="s3v4", connect_timeout=5, read_timeout=60,
+                        retries={"mode": "standard", "max_attempts": 5})
         self.client = session.client("s3", config=config)
         self.region = self.client.meta.region_name or "us-east-1"
         self._session = session
@@ -68,6 +71,11 @@ class S3Storage:
         probe = unsigned.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "k"})
         self.object_url_base = probe.split("?", 1)[0].removesuffix("k")
         self._presign = lru_cache(maxsize=8192)(self._presign_uncached)
+        # For probes only: a bucket that is down must be reported in seconds, and the transfer
+        # client's retries with backoff would take most of a minute to give up.
+        self._probe_client = session.client("s3", config=Config(
+            signature_version="s3v4", connect_timeout=2, read_timeout=3,
+            retries={"mode": "standard", "max_attempts": 1}))
 
     @classmethod
     def from_url(cls, url: str) -> S3Storage:
@@ -80,6 +88,9 @@ class S3Storage:
             self.client.head_bucket(Bucket=self.bucket)
         except ClientError as exc:
             raise RuntimeError(f"storage s3://{self.bucket}: {exc}") from exc
+
+    def probe(self) -> None:
+        self._probe_client.head_bucket(Bucket=self.bucket)
 
     def key(self, task_id: str, name: str) -> str:
         if not (safe_part(task_id) and safe_part(name)):

@@ -12,15 +12,18 @@ from __future__ import annotations
 import logging
 from functools import lru_cache
 
-from sqlalchemy import Connection, Row
+from sqlalchemy import Connection, Row, text
 
 from ..generator.protocol import Generator
-from ..spec.statuses import TaskStatus
+from ..spec.statuses import TERMINAL, TaskStatus
 from . import keys as key_store
 from . import legacy_projects, shared_secrets
 from .callbacks import CallbackQueue
 from .db import is_postgres, make_engine
+from .faults import Dependency
 from .files import ResultFiles
+from .health import Health
+from .metrics import Metrics
 from .records import build_record
 from .settings import Settings, keys_from_environment
 from .signing import UrlSigner, load_or_create_secret
@@ -54,16 +57,20 @@ class Services:
         if self.shared_database and not settings.storage:
             log.warning("the database is shared but results are files in %s: every API node and worker "
                         "must see that same folder (or use --storage s3://...)", settings.files_dir)
+        self.metrics = Metrics(self.engine)
+        self.metrics.render_slots.set(settings.workers)
+        self.health = Health({Dependency.DATABASE: self._probe_database, Dependency.STORAGE: self.storage.probe},
+                             on_change=self._dependency_changed, on_error=self.metrics.dependency_error)
         self.wakeups = Wakeups(self.engine, settings)
         self.callbacks = CallbackQueue(
             self.engine, settings,
             record_for=lambda row: build_record(row, self.storage, settings.public_url),
-            secret_for=self.webhook_secret, wakeups=self.wakeups,
+            secret_for=self.webhook_secret, wakeups=self.wakeups, metrics=self.metrics,
         )
         self.store = TaskStore(self.engine, on_change=self._task_changed)
         self.tasks = TaskService(settings, self.store, self.storage)
         self.workers = WorkerPool(settings, self.store, generator or _preview_generator(), self.storage,
-                                  self.wakeups)
+                                  self.wakeups, self.health, self.metrics)
 
     def _task_changed(self, conn: Connection, row: Row) -> None:
         """In the transaction of every status change: its callback event, and a wake-up of the
@@ -71,6 +78,16 @@ class Services:
         self.callbacks.enqueue(conn, row)
         if row.status == TaskStatus.QUEUED:
             self.wakeups.announce(conn, TASKS_CHANNEL)
+        elif row.status in TERMINAL:
+            self.metrics.task_ended(row.status, row.error_code)
+
+    def _probe_database(self) -> None:
+        with self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def _dependency_changed(self, dependency: Dependency, up: bool) -> None:
+        self.metrics.dependency_changed(dependency, up)
+        self.metrics.claims_paused.set(0 if self.health.all_up or not self.settings.workers else 1)
 
     @lru_cache(maxsize=256)  # noqa: B019 - one Services per app; the cache dies with it
     def webhook_secret(self, project: str) -> str:
@@ -87,16 +104,19 @@ class Services:
     def start(self, deliver_callbacks: bool = True) -> None:
         log.info("starting %d render slot(s)%s; %s", self.settings.workers,
                  ", callback delivery" if deliver_callbacks else "", self.describe())
+        self.health.start()
         self.wakeups.start()
         self.workers.start()
         if deliver_callbacks:
             self.callbacks.start()
 
-    def stop(self) -> None:
-        """Stops whatever was started (and nothing else); safe to call more than once."""
-        self.workers.stop()
+    def stop(self, grace: float = 0.0) -> None:
+        """Stops whatever was started (and nothing else); safe to call more than once. Running
+        renders get `grace` seconds to finish; those still running then go back to the queue."""
+        self.workers.stop(grace)
         self.callbacks.stop()
         self.wakeups.stop()
+        self.health.stop()
         self.engine.dispose()
 
 

@@ -86,6 +86,10 @@ class ResultStorage(Protocol):
     def delete(self, task_ids: Iterable[str]) -> None:
         """Remove every file of these tasks (missing ones are no error)."""
 
+    def probe(self) -> None:
+        """Raise unless the storage answers now (readiness, and the breaker's probe: health.py).
+        Quick: short timeouts, no retries."""
+
 
 class LocalStorage:
     """Result files in a folder of this machine, served by the service's `/files` route."""
@@ -123,6 +127,12 @@ class LocalStorage:
     def delete(self, task_ids: Iterable[str]) -> None:
         for task_id in task_ids:
             self.files.remove(task_id)
+
+    def probe(self) -> None:
+        # A folder can be there and still refuse files (a full or read-only disk): write one.
+        probe = self.files.root / ".probe"
+        probe.write_bytes(b"ok")
+        probe.unlink()
 
     def _existing(self, task_id: str, name: str) -> Path:
         path = self.files.path(task_id, name)

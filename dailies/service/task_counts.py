@@ -113,16 +113,28 @@ _STORAGE = """ALTER TABLE task_counts SET (fillfactor = 50, autovacuum_vacuum_sc
     autovacuum_vacuum_threshold = 1000, autovacuum_analyze_scale_factor = 0.05)"""
 
 
+def ddl(dialect_name: str) -> list[str]:
+    """The statements behind the counters on a dialect, for the schema's fingerprint (schema.py):
+    a change to any of them makes every database upgrade once."""
+    if dialect_name == "postgresql":
+        return [_STORAGE, _FUNCTIONS, _TRIGGER]
+    return list(_SQLITE_TRIGGERS)
+
+
 def install(conn: Connection) -> None:
     """Create the counters, their trigger and, on a database that had tasks before them, their
-    starting values. Runs under the schema lock (db.py), in the schema's transaction: creating the
-    trigger locks `tasks` against writes until commit, so the backfill misses none."""
+    starting values. Runs in the schema's upgrade transaction (schema.py), which holds a lock on
+    `tasks` that keeps writers out until commit, so the backfill misses none. The functions are
+    replaced in place; the trigger is created only when absent (dropping it at every start took
+    an exclusive lock on `tasks` and deadlocked against inserts)."""
     existed = conn.execute(text("SELECT to_regclass('task_counts') IS NOT NULL")).scalar()
     metadata.create_all(conn)
     conn.execute(text(_STORAGE))
     conn.execute(text(_FUNCTIONS))
-    conn.execute(text("DROP TRIGGER IF EXISTS dailies_task_counts ON tasks"))
-    conn.execute(text(_TRIGGER))
+    has_trigger = conn.execute(text(
+        "SELECT 1 FROM pg_trigger WHERE tgname = 'dailies_task_counts' AND tgrelid = 'tasks'::regclass")).first()
+    if has_trigger is None:
+        conn.execute(text(_TRIGGER))
     if not existed:
         conn.execute(text(_BACKFILL))
 
@@ -149,10 +161,13 @@ _SQLITE_TRIGGERS = (
 def install_sqlite(conn: Connection) -> None:
     """The counters and their triggers on SQLite, with starting values on a database that had
     tasks before them. Runs in the schema's write transaction (BEGIN IMMEDIATE): no task is
-    written between the backfill and the triggers."""
+    written between the backfill and the triggers, so the triggers of an older schema can be
+    replaced outright."""
     existed = conn.execute(text(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_counts'")).first() is not None
     metadata.create_all(conn)
+    for name in ("insert", "delete", "update"):
+        conn.execute(text(f"DROP TRIGGER IF EXISTS dailies_task_counts_{name}"))
     for trigger in _SQLITE_TRIGGERS:
         conn.execute(text(trigger))
     if not existed:

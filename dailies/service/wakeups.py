@@ -96,12 +96,19 @@ class Wakeups:
     def _listen(self) -> None:
         import psycopg
 
+        from .loops import Streak
+
         args, kwargs = self.engine.dialect.create_connect_args(self.engine.url)
+        kwargs.setdefault("connect_timeout", 5)
+        streak = Streak(log, "listening for notifications", first_delay=0.5, max_delay=5.0)
         while not self._stop.is_set():
+            # Any error (a database restart, a network cut, anything else): reconnect and LISTEN
+            # again. Never end: the process's waiters would fall back on their slow poll for good.
             try:
                 with psycopg.connect(*args, **kwargs, autocommit=True) as conn:
                     for channel in self._by_channel:
                         conn.execute(f"LISTEN {channel}")
+                    streak.ok()
                     # Anything announced while we were not listening is unknown: look now.
                     self.wake_all()
                     while not self._stop.is_set():
@@ -109,6 +116,5 @@ class Wakeups:
                             wakeup = self._by_channel.get(note.channel)
                             if wakeup is not None:
                                 wakeup.notify()
-            except psycopg.Error:
-                log.warning("listening for notifications failed; reconnecting", exc_info=True)
-                self._stop.wait(1.0)
+            except Exception as exc:
+                self._stop.wait(streak.failed(exc))

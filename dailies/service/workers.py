@@ -8,6 +8,16 @@ this process in one statement; when a refresh finds a task no longer ours (expir
 after a stall), its render is told to stop. The housekeeper expires overdue tasks, puts back
 tasks of dead workers (failing a task whose runs were lost `TASK_ATTEMPTS_MAX` times: it is
 probably what kills them) and purges week-old records and files. A slot stopped cleanly puts its task back itself.
+
+Faults (faults.py, health.py): the database or the bucket may go away at any moment. No loop
+ends on an exception (loops.py). While either is down the slots claim nothing. A render whose
+files cannot be stored keeps them in scratch and retries the upload, bounded by the task's
+deadline; a status change that cannot be written is retried the same way, never dropped. A render
+that failed because a dependency was down (an input read from the bucket) is queued again, not
+failed. A task fails only for a reason of its own, with a precise code.
+
+Stopping (`stop(grace)`): slots stop claiming at once, running renders get `grace` seconds to
+finish, and whatever is still running then is cancelled and put back in the queue.
 """
 
 from __future__ import annotations
@@ -17,19 +27,40 @@ import os
 import shutil
 import socket
 import threading
+import time
 import uuid
+from collections.abc import Callable
+from typing import TypeVar
 
 from sqlalchemy import Row
 
 from ..generator.inputs import InputError
-from ..generator.protocol import Generator, RenderCancelled, RenderJob
+from ..generator.protocol import Generator, RenderCancelled, RenderJob, RenderResult
 from ..spec.models import CreateTaskRequest
 from ..spec.statuses import TaskStatus
+from .faults import (
+    RESULT_STORAGE_REJECTED,
+    Dependency,
+    database_unreachable,
+    dependency_down,
+    describe,
+    storage_refused,
+    storage_unavailable,
+)
+from .health import Health
+from .loops import Streak
+from .metrics import Metrics
 from .own_results import ServiceInputResolver
 from .settings import Settings
 from .storage import LAST_FRAME_NAME, VIDEO_NAME, ResultStorage
 from .store import TaskStore
 from .wakeups import Wakeups
+
+T = TypeVar("T")
+# Backoff between retries of an upload or a status change while a dependency is down: doubling
+# from the first to the last; a retry also starts at once when the health probe sees it back.
+RETRY_FIRST_DELAY = 0.5
+RETRY_MAX_DELAY = 5.0
 
 log = logging.getLogger("dailies.workers")
 
@@ -54,16 +85,25 @@ class _Running:
             return [(t, w, e) for t, (w, e) in self.tasks.items()]
 
 
+class _GiveUp(Exception):
+    """A retry loop stops: the task is no longer ours, its deadline passed, or the process stops."""
+
+
 class WorkerPool:
     def __init__(self, settings: Settings, store: TaskStore, generator: Generator, storage: ResultStorage,
-                 wakeups: Wakeups | None = None) -> None:
+                 wakeups: Wakeups | None = None, health: Health | None = None,
+                 metrics: Metrics | None = None) -> None:
         self.settings = settings
         self.store = store
         self.generator = generator
         self.storage = storage
         self.wakeups = wakeups or Wakeups(store.engine, settings)
+        self.health = health or Health({Dependency.DATABASE: lambda: None, Dependency.STORAGE: storage.probe})
+        self.metrics = metrics
         self.inputs = ServiceInputResolver(settings.data_dir, allow_loopback=settings.allow_loopback_inputs,
                                            storage=storage, clock=settings.clock)
+        # Set first when stopping: no more claims. Then `stop_event`: running renders are cancelled.
+        self.draining = threading.Event()
         self.stop_event = threading.Event()
         self.running = _Running()
         self.threads: list[threading.Thread] = []
@@ -72,6 +112,7 @@ class WorkerPool:
     # ---------- lifecycle ----------
 
     def start(self) -> None:
+        self.draining.clear()
         self.stop_event.clear()
         self._spawn(self._housekeeper, "housekeeper")
         if self.settings.workers > 0:
@@ -79,9 +120,20 @@ class WorkerPool:
         for slot in range(self.settings.workers):
             self._spawn(self._slot, f"render-{slot}", f"{self.process_tag}-{slot}")
 
-    def stop(self, timeout: float = 10.0) -> None:
-        self.stop_event.set()
+    def stop(self, grace: float = 0.0, timeout: float = 10.0) -> None:
+        """Stop claiming now; let running renders finish for up to `grace` seconds; then cancel
+        what is left (each such task goes back to the queue) and wait for the threads."""
+        self.draining.set()
         self.wakeups.tasks.notify()  # idle slots need not sit out their poll interval
+        deadline = time.monotonic() + grace
+        while self.running.snapshot() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = len(self.running.snapshot())
+        if grace and left:
+            log.warning("%d render(s) still running after the %.0f s grace period: put back in the queue",
+                        left, grace)
+        self.stop_event.set()
+        self.wakeups.tasks.notify()
         for thread in self.threads:
             thread.join(timeout)
         self.threads.clear()
@@ -95,21 +147,54 @@ class WorkerPool:
 
     def _slot(self, worker_id: str) -> None:
         wakeup = self.wakeups.tasks
-        while not self.stop_event.is_set():
-            seen = wakeup.generation()
+        streak = Streak(log, f"render slot {worker_id}")
+        while not self.draining.is_set():
             try:
-                row = self.store.claim_next(worker_id, self.settings.clock())
-            except Exception:  # a locked or busy database must not kill the slot
-                log.exception("claiming a task failed; retrying")
-                row = None
-            if row is None:
-                wakeup.wait(seen, self.wakeups.poll_interval)
-                continue
-            self.run_one(row, worker_id)
+                if not self.health.all_up:
+                    # A claim now would render a task only to wait (or fail) storing it: wait for
+                    # the health watch to see every dependency answer again.
+                    self.health.wait_all_up(self.wakeups.poll_interval)
+                    continue
+                seen = wakeup.generation()
+                row = self._claim(worker_id)
+                if row is None:
+                    wakeup.wait(seen, self.wakeups.poll_interval)
+                    continue
+                self.run_one(row, worker_id)
+                streak.ok()
+            except Exception as exc:  # nothing may end a slot: it would silently leave the process one short
+                self.draining.wait(streak.failed(exc))
+
+    def _claim(self, worker_id: str) -> Row | None:
+        try:
+            row = self.store.claim_next(worker_id, self.settings.clock())
+        except Exception as exc:
+            if not database_unreachable(exc):
+                raise
+            self.health.failed(Dependency.DATABASE, exc)
+            return None
+        self.health.succeeded(Dependency.DATABASE)
+        return row
 
     def run_one(self, row: Row, worker_id: str) -> None:
+        """Render a claimed task, store its files and record the outcome. Never raises."""
         lost = self.running.add(row.id, worker_id)
         scratch = self.settings.scratch_dir / f"{row.id}-{worker_id}"
+        started = time.monotonic()
+        try:
+            self._render_and_store(row, worker_id, lost, scratch)
+        except _GiveUp as exc:
+            log.warning("task %s left as it is: %s", row.id, exc)
+        except Exception:
+            log.exception("recording the outcome of %s failed", row.id)
+        finally:
+            self.running.remove(row.id)
+            shutil.rmtree(scratch, ignore_errors=True)
+            if self.metrics is not None:
+                self.metrics.render_seconds.observe(time.monotonic() - started)
+
+    def _render_and_store(self, row: Row, worker_id: str, lost: threading.Event, scratch) -> None:
+        clock = self.settings.clock
         try:
             job = RenderJob(task_id=row.id, request=CreateTaskRequest.model_validate_json(row.request),
                             output_dir=scratch, seed=row.seed, draft=bool(row.draft))
@@ -118,57 +203,166 @@ class WorkerPool:
                 job, self.inputs, progress=lambda f: None,
                 is_cancelled=lambda: lost.is_set() or self.stop_event.is_set(),
             )
-            self.storage.put(row.id, VIDEO_NAME, result.video_path)
-            last_frame = None
-            if result.last_frame_path is not None:
-                self.storage.put(row.id, LAST_FRAME_NAME, result.last_frame_path)
-                last_frame = LAST_FRAME_NAME
-            # What the render used, as the record reports it (`RenderedOutput.to_json`, read back by records.py).
-            done = self.store.succeed(row.id, worker_id, self.settings.clock(), result.to_json(),
-                                      VIDEO_NAME, last_frame)
-            if done is None:
-                self._discard_lost_result(row.id)
         except RenderCancelled:
             if self.stop_event.is_set() and not lost.is_set():
                 # A clean stop (shutdown): the task goes back to the queue now, and the run does
                 # not count as lost, so restarts never use up a task's attempts.
-                self.store.release(row.id, worker_id, self.settings.clock())
+                self._persist(row, lost, lambda: self.store.release(row.id, worker_id, clock()), stopping_ok=True)
                 log.info("render of %s stopped by shutdown; the task is queued again", row.id)
             else:
                 log.info("render of %s stopped (task no longer running here)", row.id)
+            return
         except InputError as exc:
-            self.store.fail(row.id, worker_id, self.settings.clock(), exc.code, exc.message)
+            code, message = exc.code, exc.message
+            self._persist(row, lost, lambda: self.store.fail(row.id, worker_id, clock(), code, message))
+            return
         except Exception as exc:
+            down = self._dependency_down(exc)
+            if down is not None:
+                log.warning("render of %s stopped: the %s is down (%s); the task is queued again",
+                            row.id, down, describe(exc))
+                self._persist(row, lost, lambda: self.store.release(row.id, worker_id, clock()), stopping_ok=True)
+                return
             log.exception("render of %s failed", row.id)
-            self.store.fail(row.id, worker_id, self.settings.clock(), "InternalServiceError",
-                            f"The preview renderer failed: {type(exc).__name__}: {exc}")
+            message = f"The preview renderer failed: {type(exc).__name__}: {exc}"
+            self._persist(row, lost, lambda: self.store.fail(row.id, worker_id, clock(), "InternalServiceError",
+                                                             message))
+            return
+        try:
+            last_frame = self._store_files(row, result, lost)
+        except _StorageRejected as exc:
+            message = f"The result storage refused the file: {describe(exc.__cause__ or exc)}"
+            self._persist(row, lost, lambda: self.store.fail(row.id, worker_id, clock(), RESULT_STORAGE_REJECTED,
+                                                             message))
+            return
+        except _GiveUp:
+            if self.stop_event.is_set() and not lost.is_set():
+                # Stopped while the storage was down: the render is lost with this process, the
+                # task is not: it goes back to the queue (or, if the database is down too, it is
+                # put back by another process's housekeeper once this one stops beating).
+                self._persist(row, lost, lambda: self.store.release(row.id, worker_id, clock()), stopping_ok=True)
+                log.warning("task %s queued again: its result could not be stored before the stop", row.id)
+                return
+            raise
+        # What the render used, as the record reports it (`RenderedOutput.to_json`, read back by records.py).
+        done = self._persist(row, lost, lambda: self.store.succeed(
+            row.id, worker_id, clock(), result.to_json(), VIDEO_NAME, last_frame))
+        if done is None:
+            self._discard_lost_result(row.id)
+
+    # ---------- retried steps ----------
+
+    def _store_files(self, row: Row, result: RenderResult, lost: threading.Event) -> str | None:
+        """Upload the rendered files; while the storage is down, keep them and try again."""
+        uploads = [(VIDEO_NAME, result.video_path)]
+        if result.last_frame_path is not None:
+            uploads.append((LAST_FRAME_NAME, result.last_frame_path))
+        for name, path in uploads:
+            self._retry(row, lost, Dependency.STORAGE,
+                        lambda name=name, path=path: self.storage.put(row.id, name, path))
+        return LAST_FRAME_NAME if result.last_frame_path is not None else None
+
+    def _persist(self, row: Row, lost: threading.Event, write: Callable[[], T], stopping_ok: bool = False) -> T:
+        """A status change, retried while the database is down (never dropped), until it is
+        written or no longer ours to write (see `_retry`)."""
+        return self._retry(row, lost, Dependency.DATABASE, write, stopping_ok=stopping_ok)
+
+    def _retry(self, row: Row, lost: threading.Event, dependency: Dependency, call: Callable[[], T],
+               stopping_ok: bool = False) -> T:
+        """`call()`, tried again with backoff while it fails because `dependency` is down. Gives up
+        (`_GiveUp`) when the task stopped being ours (expired, recovered by another process), when
+        its deadline passed, or when the process stops (unless `stopping_ok`: putting a task back
+        on the way out is itself worth retrying until the threads are joined)."""
+        delay = RETRY_FIRST_DELAY
+        waiting = False
+        try:
+            while True:
+                try:
+                    value = call()
+                except Exception as exc:
+                    if not self._is_down(dependency, exc):
+                        if dependency is Dependency.STORAGE:
+                            raise _StorageRejected() from exc
+                        raise
+                    self.health.failed(dependency, exc)
+                else:
+                    self.health.succeeded(dependency)
+                    return value
+                if lost.is_set():
+                    raise _GiveUp(f"no longer running here while the {dependency} was down")
+                if self.settings.clock() >= row.deadline_at:
+                    raise _GiveUp(f"its deadline passed while the {dependency} was down")
+                if self.stop_event.is_set() and not stopping_ok:
+                    raise _GiveUp(f"the process stops while the {dependency} is down")
+                if not waiting and dependency is Dependency.STORAGE:
+                    waiting = True
+                    self._results_waiting(+1)
+                # Back at once when the health watch sees the dependency answer, else after the delay.
+                self.health[dependency].wait_up(delay)
+                delay = min(delay * 2, RETRY_MAX_DELAY)
         finally:
-            self.running.remove(row.id)
-            shutil.rmtree(scratch, ignore_errors=True)
+            if waiting:
+                self._results_waiting(-1)
+
+    def _is_down(self, dependency: Dependency, exc: BaseException) -> bool:
+        """Whether an error of an operation on `dependency` means the dependency is down (wait and
+        retry) rather than a final answer about this task."""
+        if dependency is Dependency.DATABASE:
+            return database_unreachable(exc)
+        if storage_unavailable(exc):
+            return True
+        if storage_refused(exc):
+            # Refused for this object, or for everything (credentials, a missing bucket)? Only the
+            # latter is an outage, and then the bucket itself does not answer either.
+            try:
+                self.storage.probe()
+            except Exception:
+                return True
+        return False
+
+    def _dependency_down(self, exc: BaseException) -> Dependency | None:
+        """For an error out of a render (an input read from the bucket, say): the dependency it
+        says is down, if any."""
+        down = dependency_down(exc)
+        if down is None or not self._is_down(down, exc):
+            return None
+        self.health.failed(down, exc)
+        return down
 
     def _discard_lost_result(self, task_id: str) -> None:
         """Our render finished after the task stopped being ours (expired, or put back after a
         stall): its files are not wanted, unless another worker has taken the task up since and
         stored (or is storing) its own under the same names."""
-        current = self.store.get_by_id(task_id)
-        if current is None or current.status not in (TaskStatus.RUNNING, TaskStatus.SUCCEEDED):
-            self.storage.delete([task_id])
+        try:
+            current = self.store.get_by_id(task_id)
+            if current is None or current.status not in (TaskStatus.RUNNING, TaskStatus.SUCCEEDED):
+                self.storage.delete([task_id])
+        except Exception as exc:  # left for the purge (and the bucket's lifecycle rule)
+            log.warning("files of %s, a render no longer wanted, were not deleted: %s", task_id, describe(exc))
 
     # ---------- heartbeats ----------
 
     def _heartbeats(self) -> None:
+        streak = Streak(log, "heartbeats")
         while not self.stop_event.wait(self.settings.heartbeat_interval):
-            running = self.running.snapshot()
-            if not running:
-                continue
             try:
-                alive = self.store.heartbeat_many([(t, w) for t, w, _ in running], self.settings.clock())
-            except Exception:
-                log.exception("heartbeats of %d running task(s) failed", len(running))
-                continue
-            for task_id, _, lost in running:
-                if task_id not in alive:
-                    lost.set()
+                running = self.running.snapshot()
+                if not running:
+                    continue
+                try:
+                    alive = self.store.heartbeat_many([(t, w) for t, w, _ in running], self.settings.clock())
+                except Exception as exc:
+                    if not database_unreachable(exc):
+                        raise
+                    self.health.failed(Dependency.DATABASE, exc)
+                    continue
+                self.health.succeeded(Dependency.DATABASE)
+                for task_id, _, lost in running:
+                    if task_id not in alive:
+                        lost.set()
+                streak.ok()
+            except Exception as exc:
+                self.stop_event.wait(streak.failed(exc))
 
     # ---------- housekeeping ----------
 
@@ -176,15 +370,31 @@ class WorkerPool:
         """One pass of housekeeping; also callable directly (tests, startup)."""
         now = self.settings.clock()
         self.store.expire_overdue(now)
-        self.store.requeue_stale(now, self.settings.stale_after)
+        # Right after the database came back, heartbeats that could not be written while it was
+        # down look stale: give every worker `stale_after` to beat again before taking its tasks.
+        if self.health[Dependency.DATABASE].up_for() >= self.settings.stale_after:
+            self.store.requeue_stale(now, self.settings.stale_after)
         purged = self.store.purge(now)
         if purged:
-            self.storage.delete([row.id for row in purged])
+            try:
+                self.storage.delete([row.id for row in purged])
+            except Exception as exc:  # the records are gone; a bucket lifecycle rule catches the files
+                log.warning("files of %d purged task(s) were not deleted: %s", len(purged), describe(exc))
 
     def _housekeeper(self) -> None:
+        streak = Streak(log, "housekeeping")
         while not self.stop_event.is_set():
+            delay = self.settings.sweep_interval
             try:
                 self.sweep()
-            except Exception:
-                log.exception("housekeeping pass failed")
-            self.stop_event.wait(self.settings.sweep_interval)
+                self.health.succeeded(Dependency.DATABASE)
+                streak.ok()
+            except Exception as exc:
+                if database_unreachable(exc):
+                    self.health.failed(Dependency.DATABASE, exc)
+                delay = max(delay, streak.failed(exc))
+            self.stop_event.wait(delay)
+
+
+class _StorageRejected(Exception):
+    """The storage answered and refused a file for good (its cause says why)."""

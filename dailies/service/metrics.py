@@ -1,0 +1,122 @@
+"""Prometheus metrics of one service process (`/metrics` of an API node, `dailies worker
+--metrics-port`).
+
+Two kinds, so that every figure is true however many processes run:
+- What the database knows (queue depth by tier and status, running tasks, callback events by
+  state) is read from the database at each scrape by `DatabaseCollector`: every process answers
+  the same figure, so aggregate them with max(), not sum().
+- What happened in this process (task outcomes it recorded, render seconds, callback deliveries,
+  dependency errors, claims paused) are its own counters, histograms and gauges in a registry of
+  its own (never the global one: tests run many services in one process). Prometheus scrapes every
+  process, and sum() over them is the deployment's figure.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from sqlalchemy import Engine, func, select
+
+from ..spec.statuses import TaskStatus
+from .db import callback_events, tasks
+from .faults import Dependency, describe
+
+log = logging.getLogger("dailies.metrics")
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+# Renders of the preview renderer take a second or two; a forwarded task (a gateway) minutes.
+RENDER_BUCKETS = (0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, float("inf"))
+
+
+class DatabaseCollector(Collector):
+    """Figures read from the database at scrape time. A database that does not answer gives
+    `dailies_database_scrape_ok 0` and no figures from it, never a failed scrape."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def collect(self):
+        ok = GaugeMetricFamily("dailies_database_scrape_ok",
+                               "1 when this scrape could read the figures kept in the database")
+        try:
+            with self.engine.connect() as conn:
+                active = conn.execute(
+                    select(tasks.c.service_tier, tasks.c.status, func.count())
+                    .where(tasks.c.status.in_((TaskStatus.QUEUED, TaskStatus.RUNNING)))
+                    .group_by(tasks.c.service_tier, tasks.c.status)).all()
+                events = conn.execute(select(callback_events.c.state, func.count())
+                                      .group_by(callback_events.c.state)).all()
+        except Exception as exc:
+            log.warning("metrics: the database figures could not be read (%s)", describe(exc))
+            ok.add_metric([], 0)
+            yield ok
+            return
+        ok.add_metric([], 1)
+        yield ok
+        depth = GaugeMetricFamily("dailies_queue_depth", "Tasks waiting or running, by service tier and status "
+                                  "(from the database: the same on every process)", labels=["tier", "status"])
+        counts = {(tier, status): n for tier, status, n in active}
+        for tier in ("default", "flex"):
+            for status in (TaskStatus.QUEUED, TaskStatus.RUNNING):
+                depth.add_metric([tier, str(status)], counts.get((tier, status), 0))
+        yield depth
+        running = GaugeMetricFamily("dailies_running_tasks", "Tasks running now, on any worker (from the database)")
+        running.add_metric([], sum(n for (_, status), n in counts.items() if status == TaskStatus.RUNNING))
+        yield running
+        by_state = GaugeMetricFamily("dailies_callback_events", "Callback events by delivery state (from the "
+                                     "database)", labels=["state"])
+        states = dict(events)
+        for state in ("pending", "delivered", "failed"):
+            by_state.add_metric([state], states.get(state, 0))
+        yield by_state
+
+
+class Metrics:
+    """The metrics of one `Services`."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.task_outcomes = Counter("dailies_task_outcomes", "Tasks this process brought to an end, by status and "
+                                     "error code ('' when none)", ["status", "code"], registry=r)
+        self.render_seconds = Histogram("dailies_render_seconds", "Seconds from claim to stored result, per "
+                                        "render of this process", buckets=RENDER_BUCKETS, registry=r)
+        self.callback_deliveries = Counter("dailies_callback_deliveries", "Callback delivery attempts of this "
+                                           "process, by outcome (delivered, retry, failed)", ["outcome"], registry=r)
+        self.dependency_errors = Counter("dailies_dependency_errors", "Operations of this process that failed "
+                                         "because the database or the storage did not answer", ["dependency"],
+                                         registry=r)
+        self.dependency_up = Gauge("dailies_dependency_up", "1 while this process finds the dependency up "
+                                   "(its circuit breaker closed)", ["dependency"], registry=r)
+        self.claims_paused = Gauge("dailies_claims_paused", "1 while this process's render slots do not claim "
+                                   "because a dependency is down", registry=r)
+        self.render_slots = Gauge("dailies_render_slots", "Render slots of this process", registry=r)
+        self.results_waiting = Gauge("dailies_results_waiting_for_storage", "Rendered results of this process "
+                                     "kept in scratch until the storage takes them", registry=r)
+        for dep in Dependency:
+            self.dependency_up.labels(str(dep)).set(1)
+            self.dependency_errors.labels(str(dep))  # present at 0 before the first error
+        registry_collector = DatabaseCollector(engine)
+        r.register(registry_collector)
+
+    def dependency_changed(self, dependency: Dependency, up: bool) -> None:
+        self.dependency_up.labels(str(dependency)).set(1 if up else 0)
+
+    def dependency_error(self, dependency: Dependency) -> None:
+        self.dependency_errors.labels(str(dependency)).inc()
+
+    def task_ended(self, status: str, code: str | None) -> None:
+        self.task_outcomes.labels(status, code or "").inc()
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def serve(self, port: int, host: str = "0.0.0.0"):
+        """Expose these metrics on a port of their own (render workers have no HTTP server)."""
+        from prometheus_client import start_http_server
+
+        return start_http_server(port, addr=host, registry=self.registry)

@@ -14,6 +14,7 @@ import argparse
 import logging
 import os
 import sys
+import threading
 from pathlib import Path
 
 from . import cli_client, cli_team
@@ -39,6 +40,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from .service.app import create_app
     from .service.settings import Settings
+    from .service.startup import ConfigurationError, wait_for_database
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         filename=args.log_file)
@@ -53,10 +55,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         database_url=args.database_url,
         storage=args.storage,
     )
-    app = create_app(settings)
+    try:
+        wait_for_database(settings, threading.Event())
+        app = create_app(settings, grace_period=args.grace_period)
+    except (ConfigurationError, ValueError) as exc:
+        print(f"dailies serve cannot start: {exc}", file=sys.stderr)
+        return 2
     if not app.state.services.api_keys:
         print("No API keys: set DAILIES_API_KEYS or run `dailies keys create`.", file=sys.stderr)
         return 2
+    # uvicorn handles SIGTERM: it stops accepting, finishes the requests in flight, then the app's
+    # lifespan stops the services, giving running renders the grace period.
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
@@ -129,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                        "to this file instead of stderr")
     serve.add_argument("--stale-after", type=float, default=15.0,
                        help="seconds without a heartbeat after which a running task is put back in the queue")
+    cli_team.add_grace_period_argument(serve)
     cli_team.add_backend_arguments(serve)
     cli_team.describe_deployment(serve)
     serve.set_defaults(func=cmd_serve)

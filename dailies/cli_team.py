@@ -67,8 +67,17 @@ def register_worker(sub, default_slots: int, default_data_dir: Path) -> None:
                         help="let tasks download inputs from loopback addresses (tests, local demos)")
     worker.add_argument("--stale-after", type=float, default=15.0,
                         help="seconds without a heartbeat after which a running task is put back in the queue")
+    add_grace_period_argument(worker)
+    worker.add_argument("--metrics-port", type=int, default=None,
+                        help="serve Prometheus metrics on this port (/metrics; a worker has no other HTTP)")
     worker.add_argument("--log-file", type=Path, help="write the log to this file instead of stderr")
     worker.set_defaults(func=cmd_worker)
+
+
+def add_grace_period_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--grace-period", type=float, default=30.0,
+                        help="on SIGTERM: seconds running renders get to finish before they are put back in "
+                             "the queue (default 30)")
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -84,7 +93,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         public_url=args.public_url, allow_loopback_inputs=args.allow_loopback_inputs,
         stale_after=args.stale_after,
     )
-    return run_worker(settings)
+    return run_worker(settings, grace_period=args.grace_period, metrics_port=args.metrics_port)
 
 
 def keys_in_database(args: argparse.Namespace, extra_keys: dict[str, str]) -> int:

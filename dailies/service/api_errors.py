@@ -20,6 +20,7 @@ STATUS_TYPES = {
     415: "UnsupportedMediaType",
     429: "TooManyRequests",
     500: "InternalServerError",
+    503: "ServiceUnavailable",
 }
 
 
@@ -69,6 +70,13 @@ def shown(value: str, limit: int = 80) -> str:
 
 def task_not_found(task_id: str) -> ApiError:
     return ApiError(404, "NotFound.Task", f"The task {shown(task_id)} was not found.", "id")
+
+
+def dependency_unavailable(dependencies: dict[str, str]) -> ApiError:
+    """503 while the database or the storage does not answer (readiness, or a request that needed
+    it): `param` names the first, the message each with its reason. Clients retry a 503."""
+    named = "; ".join(f"the {name} does not answer ({why})" for name, why in dependencies.items())
+    return ApiError(503, "ServiceUnavailable", f"Not ready: {named}.", next(iter(dependencies), ""))
 
 
 def unauthorized(why: str) -> ApiError:

@@ -19,7 +19,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..generator.protocol import Generator
-from .api_errors import ApiError
+from .api_errors import ApiError, dependency_unavailable
+from .faults import dependency_down, describe
 from .openapi import install_openapi
 from .routes import router
 from .services import Services
@@ -28,9 +29,11 @@ from .settings import Settings
 log = logging.getLogger("dailies.http")
 
 
-def create_app(settings: Settings, generator: Generator | None = None, start_background: bool = True) -> FastAPI:
+def create_app(settings: Settings, generator: Generator | None = None, start_background: bool = True,
+               grace_period: float = 0.0) -> FastAPI:
     """The service app. `start_background=False` leaves workers and callback delivery stopped
-    (tests drive them by hand)."""
+    (tests drive them by hand). At shutdown, running renders get `grace_period` seconds to finish
+    before they are put back in the queue."""
     services = Services(settings, generator)
 
     @asynccontextmanager
@@ -41,7 +44,7 @@ def create_app(settings: Settings, generator: Generator | None = None, start_bac
             yield
         finally:
             if start_background:
-                services.stop()
+                services.stop(grace_period)
 
     app = FastAPI(
         title="Dailies video task service",
@@ -90,6 +93,16 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):
+        down = dependency_down(exc)
+        if down is not None:
+            # Not a bug of ours and not the client's: a 503 that clients retry, and nothing lost
+            # (a create either committed or did not).
+            services = request.app.state.services
+            services.health.failed(down, exc)
+            log.warning("%s %s: the %s does not answer (%s)", request.method, request.url.path, down, describe(exc))
+            response = _error_response(request, dependency_unavailable({str(down): describe(exc)}))
+            response.headers["Retry-After"] = "2"
+            return response
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return _error_response(request, ApiError(500, "InternalServiceError",
                                                  "The service failed unexpectedly; the error is logged.", ""))

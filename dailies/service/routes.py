@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Request
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
@@ -14,8 +14,9 @@ from ..spec.models import ListTasksQuery
 from ..spec.results import MEDIA_TYPES
 from ..spec.statuses import TaskStatus
 from ..spec.validation import problems_from_validation_error
-from .api_errors import ApiError, from_problems, task_not_found, unauthorized
+from .api_errors import ApiError, dependency_unavailable, from_problems, task_not_found, unauthorized
 from .http_body import read_json_body
+from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .records import result_expires_at
 
 TASKS = "/api/v3/contents/generations/tasks"
@@ -76,7 +77,22 @@ def base_url(request: Request) -> str:
 
 @router.get("/healthz", tags=["service"], summary="Liveness (no authentication)")
 def healthz() -> dict:
+    """The process answers. Says nothing of the database or the bucket: see /readyz."""
     return {"status": "ok"}
+
+
+@router.get("/readyz", tags=["service"], summary="Readiness: the database and the storage answer (no authentication)")
+def readyz(request: Request) -> dict:
+    """200 when both answer now; 503 in the error shape naming each that does not."""
+    readiness = services(request).health.check()
+    if not readiness.ready:
+        raise dependency_unavailable(readiness.problems)
+    return {"status": "ready", "database": "ok", "storage": "ok"}
+
+
+@router.get("/metrics", tags=["service"], summary="Prometheus metrics (no authentication)")
+def metrics(request: Request) -> Response:
+    return Response(services(request).metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
 
 @router.post(TASKS, tags=["tasks"], summary="Create a video generation task")

@@ -3,6 +3,10 @@ storage. It claims queued tasks, renders them and stores the results; API nodes 
 --workers 0`) take requests and deliver callbacks. Every process, worker or API node, also runs
 the housekeeper (expiry, recovery of tasks whose worker died, purge): its changes are guarded, so
 any number of them may run at once.
+
+SIGTERM (or SIGINT) stops it gracefully: no more claims, running renders get the grace period to
+finish, what is left goes back to the queue, exit code 0. A database that is down at start is
+waited for; only a configuration error ends the process early (exit code 2).
 """
 
 from __future__ import annotations
@@ -14,24 +18,41 @@ import threading
 from ..generator.protocol import Generator
 from .services import Services
 from .settings import Settings
+from .startup import ConfigurationError, wait_for_database
 
 log = logging.getLogger("dailies.worker")
 
 
-def run_worker(settings: Settings, generator: Generator | None = None, stop: threading.Event | None = None) -> int:
+def run_worker(settings: Settings, generator: Generator | None = None, stop: threading.Event | None = None,
+               grace_period: float = 30.0, metrics_port: int | None = None) -> int:
     """Run render slots until SIGTERM or SIGINT (or until `stop` is set); returns an exit code."""
     if settings.workers < 1:
         raise ValueError("a worker needs at least one render slot")
     stop = stop or threading.Event()
-    services = Services(settings, generator)
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.set())
+    try:
+        if not wait_for_database(settings, stop):
+            return 0
+        services = Services(settings, generator)
+    except (ConfigurationError, ValueError) as exc:
+        log.error("dailies worker cannot start: %s", exc)
+        return 2
+    if metrics_port is not None:
+        try:
+            services.metrics.serve(metrics_port)
+        except OSError as exc:
+            log.error("dailies worker cannot serve metrics on port %d: %s", metrics_port, exc)
+            services.stop()
+            return 2
     services.start(deliver_callbacks=False)
-    log.info("worker started: %d render slot(s); %s", settings.workers, services.describe())
+    log.info("worker started: %d render slot(s)%s; %s", settings.workers,
+             f", metrics on port {metrics_port}" if metrics_port is not None else "", services.describe())
     try:
         stop.wait()
     finally:
-        log.info("worker stopping")
-        services.stop()
+        log.info("worker stopping: no more claims; running renders have %g s to finish", grace_period)
+        services.stop(grace_period)
+        log.info("worker stopped")
     return 0

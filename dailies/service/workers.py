@@ -262,6 +262,10 @@ class WorkerPool:
                         lambda name=name, path=path: self.storage.put(row.id, name, path))
         return LAST_FRAME_NAME if result.last_frame_path is not None else None
 
+    def _results_waiting(self, delta: int) -> None:
+        if self.metrics is not None:
+            self.metrics.results_waiting.inc(delta)
+
     def _persist(self, row: Row, lost: threading.Event, write: Callable[[], T], stopping_ok: bool = False) -> T:
         """A status change, retried while the database is down (never dropped), until it is
         written or no longer ours to write (see `_retry`)."""

@@ -1,0 +1,293 @@
+"""Faults inside one process, on each backend: a storage that stops answering, a database write
+that fails, a slot whose outcome cannot be recorded. What a task goes through, read from its record;
+what the process reports, read from its metrics and readiness. (The same with real servers killed
+and restarted: tests/team/test_faults.py.)"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from botocore.exceptions import ClientError, EndpointConnectionError
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy.exc import OperationalError
+
+from dailies.service.faults import RESULT_STORAGE_REJECTED, Dependency
+from dailies.spec.statuses import TaskStatus
+
+from ..waiting import wait_until
+from .conftest import text_body
+
+pytestmark = pytest.mark.anyio
+
+
+def bucket_down() -> EndpointConnectionError:
+    return EndpointConnectionError(endpoint_url="http://bucket.invalid")
+
+
+def refused(code: str, status: int) -> ClientError:
+    return ClientError({"Error": {"Code": code, "Message": code},
+                        "ResponseMetadata": {"HTTPStatusCode": status}}, "PutObject")
+
+
+class FlakyStorage:
+    """The service's storage, with its puts (and probes) failing while `down` is set, or refusing
+    with `refusal` for good."""
+
+    def __init__(self, storage, failures_left: int = 0, refusal: Exception | None = None) -> None:
+        self.storage = storage
+        self.failures_left = failures_left
+        self.refusal = refusal
+        self.puts = 0
+        self.failed_puts = 0
+
+    def put(self, task_id: str, name: str, source: Path) -> None:
+        self.puts += 1
+        if self.refusal is not None:
+            self.failed_puts += 1
+            raise self.refusal
+        if self.failures_left > 0:
+            self.failures_left -= 1
+            self.failed_puts += 1
+            raise bucket_down()
+        self.storage.put(task_id, name, source)
+
+    def probe(self) -> None:
+        if self.failures_left > 0:
+            raise bucket_down()
+        self.storage.probe()
+
+    def __getattr__(self, name):
+        return getattr(self.storage, name)
+
+
+def metric(services, name: str, **labels) -> float:
+    for family in text_string_to_metric_families(services.metrics.exposition().decode()):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return sample.value
+    raise AssertionError(f"no sample {name} {labels}")
+
+
+def use_storage(env, storage) -> None:
+    env.services.workers.storage = storage
+    env.services.health[Dependency.STORAGE].probe = storage.probe
+
+
+async def test_a_result_the_storage_cannot_take_yet_is_kept_and_uploaded_when_it_answers(env):
+    task_id = (await env.create(text_body())).json()["id"]
+    flaky = FlakyStorage(env.services.storage, failures_left=3)
+    use_storage(env, flaky)
+    assert env.run_next() == task_id
+    record = (await env.get(task_id)).json()
+    assert record["status"] == "succeeded", record
+    assert flaky.failed_puts == 3 and env.stored(task_id) == {"video.mp4"}
+    assert env.services.store.get_by_id(task_id).attempts == 1  # rendered once, not again
+    assert metric(env.services, "dailies_dependency_errors_total", dependency="storage") == 3
+    assert env.services.health[Dependency.STORAGE].up  # the successful upload closed the breaker
+    assert metric(env.services, "dailies_dependency_up", dependency="storage") == 1
+
+
+async def test_a_file_the_storage_refuses_for_good_fails_the_task_with_a_precise_code(env):
+    task_id = (await env.create(text_body())).json()["id"]
+    use_storage(env, FlakyStorage(env.services.storage, refusal=refused("EntityTooLarge", 400)))
+    env.run_next()
+    record = (await env.get(task_id)).json()
+    assert record["status"] == "failed"
+    assert record["error"]["code"] == RESULT_STORAGE_REJECTED
+    assert "EntityTooLarge" in record["error"]["message"]
+
+
+async def test_a_refusal_of_every_request_is_an_outage_not_a_failure(env):
+    """AccessDenied while the bucket itself refuses the probe too (credentials being rotated): the
+    upload waits; it never fails the task."""
+    task_id = (await env.create(text_body())).json()["id"]
+    flaky = FlakyStorage(env.services.storage, refusal=refused("AccessDenied", 403))
+    use_storage(env, flaky)
+    real_put = flaky.put
+
+    def put(task_id: str, name: str, source: Path) -> None:
+        if flaky.failed_puts == 3:
+            flaky.refusal = None  # the operator fixed the credentials between two attempts
+        real_put(task_id, name, source)
+
+    def probe() -> None:
+        if flaky.refusal is not None:
+            raise refused("AccessDenied", 403)
+
+    flaky.put, flaky.probe = put, probe
+    env.services.health[Dependency.STORAGE].probe = probe
+    env.run_next()
+    assert (await env.get(task_id)).json()["status"] == "succeeded"
+    assert flaky.failed_puts == 3
+
+
+async def test_an_upload_waiting_for_the_storage_gives_up_at_the_deadline_and_the_task_expires(env):
+    task_id = (await env.create(text_body(execution_expires_after=3600))).json()["id"]
+    flaky = FlakyStorage(env.services.storage, failures_left=10**9)
+    use_storage(env, flaky)
+    row = env.services.store.claim_next("w1", env.clock())
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (env.services.workers.run_one(row, "w1"), done.set()))
+    thread.start()
+    wait_until(lambda: flaky.failed_puts >= 2, "the upload to be retried")
+    assert not done.is_set()
+    assert env.services.store.get_by_id(task_id).status == TaskStatus.RUNNING  # waiting, not failed
+    env.clock.advance(3600)
+    wait_until(done.is_set, "the retries to stop at the deadline", timeout=30)
+    env.services.workers.sweep()
+    assert (await env.get(task_id)).json()["status"] == "expired"
+
+
+async def test_slots_pause_claiming_while_a_dependency_is_down_and_resume_by_themselves(env):
+    services = env.services
+    health = services.health
+    storage_up = threading.Event()
+
+    def probe() -> None:
+        if not storage_up.is_set():
+            raise bucket_down()
+
+    health[Dependency.STORAGE].probe = probe
+    services.settings.workers = 1
+    health.start()
+    health.failed(Dependency.STORAGE, bucket_down())
+    assert metric(services, "dailies_dependency_up", dependency="storage") == 0
+    assert metric(services, "dailies_claims_paused") == 1
+    services.workers.start()
+    try:
+        ids = [(await env.create(text_body(f"shot {n}"))).json()["id"] for n in range(2)]
+        # While the breaker is open, the queue stays as it is: no claim, no render, no failure.
+        for _ in range(3):
+            assert not health.wait_all_up(0.2)
+        assert all(services.store.get_by_id(t).status == TaskStatus.QUEUED for t in ids)
+        assert env.generator.rendered == []
+        storage_up.set()  # the bucket answers again: the watch notices, slots resume
+        wait_until(lambda: all(services.store.get_by_id(t).status == TaskStatus.SUCCEEDED for t in ids),
+                   "the queue to be worked off after the storage came back", timeout=60)
+        assert metric(services, "dailies_dependency_up", dependency="storage") == 1
+        assert metric(services, "dailies_claims_paused") == 0
+    finally:
+        services.workers.stop()
+        health.stop()
+
+
+class FailingStore:
+    """The task store of a service, with `fail` raising as a dead connection (or a bug) would."""
+
+    def __init__(self, store, error: Exception, times: int) -> None:
+        self.store = store
+        self.error = error
+        self.times = times
+
+    def fail(self, *args, **kwargs):
+        if self.times > 0:
+            self.times -= 1
+            raise self.error
+        return self.store.fail(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+
+async def test_a_slot_whose_store_fail_raises_keeps_running(env):
+    services = env.services
+    doomed, fine = [(await env.create(text_body(f"shot {n}"))).json()["id"] for n in range(2)]
+    env.generator.fail_inputs.add(doomed)
+    services.workers.store = FailingStore(services.store, RuntimeError("a bug in recording a failure"), times=1)
+    services.settings.workers = 1
+    services.workers.start()
+    try:
+        wait_until(lambda: services.store.get_by_id(fine).status == TaskStatus.SUCCEEDED,
+                   "the slot to go on to the next task after its store.fail raised")
+        assert all(t.is_alive() for t in services.workers.threads)
+        # The doomed task was not lost either: still running under the slot's id, it goes back to the
+        # queue when that id stops beating (and the heartbeats stopped with its render).
+        assert services.store.get_by_id(doomed).status == TaskStatus.RUNNING
+    finally:
+        services.workers.stop()
+
+
+async def test_a_failure_the_database_could_not_record_is_retried_not_dropped(env):
+    services = env.services
+    task_id = (await env.create(text_body())).json()["id"]
+    env.generator.fail_inputs.add(task_id)
+    dead_connection = OperationalError("UPDATE tasks", {}, Exception("server closed the connection unexpectedly"))
+    services.workers.store = FailingStore(services.store, dead_connection, times=2)
+    env.run_next()
+    record = (await env.get(task_id)).json()
+    assert record["status"] == "failed" and record["error"]["code"] == "InvalidParameter"
+    assert metric(services, "dailies_dependency_errors_total", dependency="database") == 2
+
+
+class SlowGenerator:
+    """Renders with the fake generator once `release` is set, noticing cancellation meanwhile."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def render(self, job, inputs, progress, is_cancelled):
+        from dailies.generator.protocol import RenderCancelled
+
+        self.started.set()
+        while not self.release.wait(0.02):
+            if is_cancelled():
+                raise RenderCancelled()
+        return self.inner.render(job, inputs, progress, is_cancelled)
+
+
+@pytest.mark.parametrize("finishes_in_grace", [True, False])
+async def test_a_graceful_stop_lets_renders_finish_or_puts_them_back(env, finishes_in_grace):
+    services = env.services
+    slow = SlowGenerator(env.generator)
+    services.workers.generator = slow
+    task_id, waiting = [(await env.create(text_body(f"shot {n}"))).json()["id"] for n in range(2)]
+    services.settings.workers = 1
+    services.workers.start()
+    wait_until(slow.started.is_set, "the render to start")
+    if finishes_in_grace:
+        threading.Timer(0.3, slow.release.set).start()  # the render ends while the stop waits
+        services.workers.stop(grace=120)
+    else:
+        services.workers.stop(grace=0)
+    row = services.store.get_by_id(task_id)
+    if finishes_in_grace:
+        assert row.status == TaskStatus.SUCCEEDED
+    else:
+        assert (row.status, row.attempts, row.worker_id) == (TaskStatus.QUEUED, 0, None)
+    # The stop claimed nothing new, and failed nothing.
+    assert services.store.get_by_id(waiting).status == TaskStatus.QUEUED
+
+
+async def test_readiness_names_the_dependency_that_does_not_answer(env):
+    ready = await env.client.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    env.services.health[Dependency.STORAGE].probe = lambda: (_ for _ in ()).throw(bucket_down())
+    down = await env.client.get("/readyz")
+    assert down.status_code == 503
+    error = down.json()["error"]
+    assert error["param"] == "storage" and error["code"] == "ServiceUnavailable"
+    assert "storage does not answer" in error["message"] and "EndpointConnectionError" in error["message"]
+    assert (await env.client.get("/healthz")).status_code == 200  # alive all the same
+
+
+async def test_metrics_parse_and_the_queue_depth_is_the_number_of_queued_tasks(env):
+    ids = [(await env.create(text_body(f"shot {n}"))).json()["id"] for n in range(5)]
+    claimed = env.services.store.claim_next("w1", env.clock())
+    flex = (await env.create(text_body(model="doubao-seedance-1-5-pro-251215", service_tier="flex"))).json()["id"]
+    response = await env.client.get("/metrics")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    families = {f.name: f for f in text_string_to_metric_families(response.text)}
+    depth = {(s.labels["tier"], s.labels["status"]): s.value for s in families["dailies_queue_depth"].samples}
+    assert depth == {("default", "queued"): 4, ("default", "running"): 1, ("flex", "queued"): 1,
+                     ("flex", "running"): 0}
+    assert families["dailies_running_tasks"].samples[0].value == 1
+    env.services.workers.run_one(claimed, "w1")
+    env.run_all()
+    assert {env.services.store.get_by_id(t).status for t in [*ids, flex]} == {TaskStatus.SUCCEEDED}
+    assert metric(env.services, "dailies_task_outcomes_total", status="succeeded", code="") == 6
+    assert metric(env.services, "dailies_render_seconds_count") == 6
+    assert metric(env.services, "dailies_queue_depth", tier="default", status="queued") == 0

@@ -49,21 +49,23 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 
 
-def _load_service_bench():
-    """bench/service.py (synthetic task rows, free ports, percentiles), loaded by path: with bench/ on
-    sys.path, `import dashboard` (the dashboard package, which the launcher finds the app by) would find
-    this file instead, so bench/ is on the path only while service.py imports its own neighbours."""
+def _load_bench_module(name: str):
+    """bench/<name>.py, loaded by path: with bench/ on sys.path, `import dashboard` (the dashboard
+    package, which the launcher finds the app by) would find this file instead, so bench/ is on the
+    path only while the module imports its own neighbours."""
     import importlib.util
 
     sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != BENCH)]
-    spec = importlib.util.spec_from_file_location("bench_service", BENCH / "service.py")
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
     return module
 
 
-service_bench = _load_service_bench()
+service_bench = _load_bench_module("service")  # synthetic task rows, free ports, percentiles
+page_loads = _load_bench_module("page_loads")  # full loads of every page, and the bare app
 
 API_KEY = "bench-dashboard-key"
 PROJECT = "bench"  # the project of synthetic_rows
@@ -208,7 +210,9 @@ def start_service(data_dir: Path) -> Child:
     return start_child(command, env, f"http://127.0.0.1:{port}", "/healthz", data_dir / "service.out")
 
 
-def start_dashboard(data_dir: Path, api_url: str, run_log: Path, profile_dir: Path | None) -> Child:
+def start_dashboard(data_dir: Path, api_url: str, run_log: Path, profile_dir: Path | None,
+                    script: Path | None = None) -> Child:
+    """The dashboard (or, given `script`, another app run the same way: the bare app) with its runs timed."""
     from dailies.launcher import dashboard_env
 
     port = service_bench.free_port()
@@ -217,17 +221,23 @@ def start_dashboard(data_dir: Path, api_url: str, run_log: Path, profile_dir: Pa
     if profile_dir is not None:
         env[PROFILE_ENV] = str(profile_dir)
     command = [sys.executable, __file__, "--role", "dashboard", "--port", str(port)]
-    return start_child(command, env, f"http://127.0.0.1:{port}", "/_stcore/health", data_dir / "dashboard.out")
+    if script is not None:
+        command += ["--script", str(script)]
+    log = data_dir / f"{'dashboard' if script is None else script.stem}.out"
+    return start_child(command, env, f"http://127.0.0.1:{port}", "/_stcore/health", log)
 
 
-def serve_dashboard(port: int) -> None:
-    """The dashboard as `dailies dashboard` runs it, with every script run timed (child process)."""
+def serve_dashboard(port: int, script: Path | None) -> None:
+    """The dashboard as `dailies dashboard` runs it (or `script` with the same flags), with every
+    script run timed (child process)."""
     from streamlit.web import cli
 
     from dailies.launcher import streamlit_command
 
     install_run_timer(Path(os.environ[RUN_LOG_ENV]), os.environ.get(PROFILE_ENV))
     command = streamlit_command(port)
+    if script is not None:
+        command[command.index("run") + 1] = str(script)
     sys.argv = ["streamlit", *command[command.index("streamlit") + 1:]]
     cli.main(prog_name="streamlit")
 
@@ -367,6 +377,7 @@ PAGE_WATCHER = """
     constructor(...args) {
       super(...args);
       if (String(args[0]).includes('_stcore/stream')) {
+        this.addEventListener('open', () => log.events.push([performance.now(), 'socket']));
         this.addEventListener('message', (event) => {
           const at = performance.now();
           if (event.data instanceof ArrayBuffer) note(at, event.data);
@@ -421,7 +432,7 @@ def wait_done(tab, mark: float) -> Done:
         tab.wait_for_timeout(10)
         log = tab.evaluate(READ_LOG, mark)
         events = [tuple(e) for e in log["events"]]
-        runs = [e for e in events if e[1] != "sent"]
+        runs = [e for e in events if e[1] in page_loads.RUN_EVENTS]
         if not log["presses"] or not runs or runs[-1][1] != "finish":
             continue  # nothing yet, a run in progress, or one that stopped for a rerun
         if log["now"] - runs[-1][0] < GRACE_S * 1000:
@@ -440,7 +451,7 @@ def settle(tab) -> None:
     while True:
         tab.wait_for_timeout(200)
         log = tab.evaluate(READ_LOG, 0)
-        last = max((e[0] for e in log["events"] if e[1] != "sent"), default=0.0)
+        last = max((e[0] for e in log["events"] if e[1] in page_loads.RUN_EVENTS), default=0.0)
         if log["now"] - last > 1000 and log["quiet"]:
             return
 
@@ -600,11 +611,49 @@ def runs_by_page(run_log: Path, since: float) -> dict[str, list[dict]]:
     return out
 
 
+LOAD_GOAL, DEEP_LINK_GOAL = 1.5, 2.0
+
+
+def load_targets(task_id: str) -> list:
+    Target = page_loads.Target
+    return [Target("Compose", "/"), Target("Tasks", "/tasks"), Target("Review", "/review"),
+            Target("Settings", "/settings"), Target("Tasks ?task=", f"/tasks?task={task_id}"),
+            Target("Review ?task=", f"/review?task={task_id}")]
+
+
+def full_loads(browser, ui_url: str, run_log: Path, bare_url: str, bare_log: Path, task_id: str, repeat: int,
+               no_media: bool, timeline: bool) -> dict:
+    """Every page and deep link of the dashboard and of the bare app, each load a new session (cold and
+    warm: bench/page_loads.py), after one untimed round (a page's first run in a fresh server imports
+    its modules, once per server)."""
+    if repeat <= 0:
+        return {}
+
+    def runs_since(log: Path):
+        return lambda since: [r for r in Session(None, "", log)._runs() if r["at"] >= since]
+
+    def new_context(browser):
+        context = browser.new_context(viewport={"width": 1440, "height": 1000})
+        context.add_init_script(page_watcher())
+        if no_media:
+            context.route("**/files/**", lambda route: route.abort())
+        return context
+
+    apps = [page_loads.App("dailies", ui_url, runs_since(run_log)), page_loads.App("bare", bare_url,
+                                                                                    runs_since(bare_log))]
+    targets = load_targets(task_id)
+    page_loads.measure_loads(browser, apps, targets, 1, new_context, READ_LOG)
+    return page_loads.measure_loads(browser, apps, targets, repeat, new_context, READ_LOG, timeline)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=1000, help="tasks on the service (default 1000)")
     parser.add_argument("--journal", type=int, default=300, help="submissions in the journal (default 300)")
     parser.add_argument("--repeat", type=int, default=7, help="repetitions of each interaction (default 7)")
+    parser.add_argument("--loads", type=int, default=5,
+                        help="full loads of each page and deep link, cold and warm, per app (default 5; 0: none)")
+    parser.add_argument("--skip-interactions", action="store_true", help="only the full loads")
     parser.add_argument("--active", action="store_true", help="keep the queued and running rows (the Tasks "
                                                                "page then refreshes itself every 3 s)")
     parser.add_argument("--profile", type=Path, help="write a pyinstrument profile of every script run here")
@@ -615,9 +664,10 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (printed)")
     parser.add_argument("--role", choices=("dashboard",), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--script", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.role == "dashboard":
-        serve_dashboard(args.port)
+        serve_dashboard(args.port, args.script)
         return
 
     from playwright.sync_api import sync_playwright
@@ -640,6 +690,11 @@ def main() -> None:
         run_log = workdir / "runs.jsonl"
         dashboard = start_dashboard(dashboard_dir, api_url, run_log, args.profile)
         children.append(dashboard)
+        bare_script, bare_log = workdir / "bare_app.py", workdir / "bare_runs.jsonl"
+        bare_script.write_text(page_loads.BARE_APP)
+        bare = start_dashboard(dashboard_dir, api_url, bare_log, None, script=bare_script)
+        children.append(bare)
+        newest_succeeded = next(r["id"] for r in reversed(rows) if r["status"] == "succeeded")
         statuses = {s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}}
         print(f"{len(rows)} tasks ({', '.join(f'{n} {s}' for s, n in sorted(statuses.items()))}), "
               f"{args.journal} journal entries; python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
@@ -655,11 +710,20 @@ def main() -> None:
                 tab.set_default_timeout(60_000)
                 session = Session(tab, dashboard.url, run_log, args.timeline)
                 measured_from = time.time()
-                interactions(session, args.repeat)
+                if not args.skip_interactions:
+                    interactions(session, args.repeat)
+                context.close()
+                loads = full_loads(browser, dashboard.url, run_log, bare.url, bare_log, newest_succeeded,
+                                   args.loads, args.no_media, args.timeline)
             finally:
                 browser.close()
-        print()
-        report(session.timings, runs_by_page(run_log, measured_from))
+        if not args.skip_interactions:
+            print()
+            report(session.timings, runs_by_page(run_log, measured_from))
+        if loads:
+            print(f"\nfull loads: a new session per load, median of {args.loads}; ratio = Dailies / the bare app "
+                  f"(goal: a page {LOAD_GOAL}x, a deep link {DEEP_LINK_GOAL}x); {service_bench.load_average()}")
+            page_loads.report(loads, load_targets(newest_succeeded), LOAD_GOAL, DEEP_LINK_GOAL)
         if args.keep:
             print(f"\nkept: {workdir}")
     finally:

@@ -1,0 +1,172 @@
+"""Full page loads for bench/dashboard.py: each page and deep link of the dashboard opened as a new
+Streamlit session, against a bare Streamlit app of the same shape served by the same Streamlit in the
+same run.
+
+A load lasts from the navigation's start (the page's clock begins there: `performance.now()` is 0 at
+the navigation's time origin, so the Playwright driver's own delays do not count) until the page has
+received `script_finished` for the last run of the new session (no other run starting within the
+grace period, not counted) and shows nothing stale, no skeleton and no running indicator.
+
+- cold: a new browser context (no HTTP cache, no cookies), a new tab, `goto`;
+- warm: a reload of that tab (the browser's cache holds Streamlit's scripts, styles and fonts).
+
+Both are new Streamlit sessions: a reload closes the old WebSocket and opens a new one.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+# The bare app: the dashboard's four addresses, each a header and a line of text, the list pages a
+# header and a 100-row table, as a bare `st.navigation` app draws them. Written to a file and run
+# with the dashboard's own `streamlit run` flags.
+BARE_APP = '''
+"""A bare Streamlit app of the dashboard's shape (bench/page_loads.py)."""
+import pandas as pd
+import streamlit as st
+
+
+def text(title):
+    st.header(title)
+    st.write("A line of text, as a bare page shows it.")
+
+
+def table(title):
+    st.header(title)
+    st.dataframe(pd.DataFrame({"id": [f"cgt-{i:05d}" for i in range(100)], "status": ["succeeded"] * 100,
+                               "tokens": list(range(100))}), hide_index=True)
+
+
+st.set_page_config(page_title="Bare", layout="wide")
+st.navigation([
+    st.Page(lambda: text("Compose"), title="Compose", url_path="compose", default=True),
+    st.Page(lambda: table("Tasks"), title="Tasks", url_path="tasks"),
+    st.Page(lambda: table("Review"), title="Review", url_path="review"),
+    st.Page(lambda: text("Settings"), title="Settings", url_path="settings"),
+]).run()
+'''
+
+# The page watcher's events that belong to runs (it also notes sent messages and the socket's opening).
+RUN_EVENTS = ("start", "finish", "rerun")
+GRACE_MS = 350
+TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    path: str  # below the app's root, with the query
+
+
+@dataclass
+class Load:
+    """One full load as the page saw it, in ms from the navigation's start."""
+
+    finished: float
+    events: list  # the page watcher's (ms, kind) pairs
+    socket: float  # the page opened Streamlit's WebSocket (its scripts had loaded and run)
+    started: float  # the first run's `new_session` arrived
+    runs: int  # runs the session made (script_finished messages, reruns included)
+
+
+@dataclass
+class LoadTimes:
+    loads: list[Load] = field(default_factory=list)
+    script_ms: list[float] = field(default_factory=list)  # the server's runs of each load, summed
+
+    def median(self, attribute: str) -> float:
+        return statistics.median(getattr(load, attribute) for load in self.loads)
+
+
+def wait_loaded(tab, read_log: str) -> Load:
+    """Until the new session's last run has finished and the page is quiet (see the module)."""
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        tab.wait_for_timeout(10)
+        log = tab.evaluate(read_log, 0)
+        runs = [e for e in log["events"] if e[1] in RUN_EVENTS]
+        if not runs or runs[-1][1] != "finish" or log["now"] - runs[-1][0] < GRACE_MS:
+            continue
+        finished = runs[-1][0]
+        while not log["quiet"] and time.monotonic() < deadline:
+            tab.wait_for_timeout(10)
+            log = tab.evaluate(read_log, 0)
+            finished = log["now"]
+        socket = next((e[0] for e in log["events"] if e[1] == "socket"), float("nan"))
+        started = next(e[0] for e in runs if e[1] == "start")
+        return Load(finished, log["events"], socket, started, sum(e[1] == "finish" for e in runs))
+    raise TimeoutError("the page did not finish loading")
+
+
+@dataclass
+class App:
+    """A served app and its run log (the server's script runs, timed; see bench/dashboard.py)."""
+
+    name: str
+    url: str
+    runs_since: Callable[[float], list[dict]]
+
+
+def measure_loads(browser, apps: list[App], targets: list[Target], repeat: int, new_context: Callable,
+                  read_log: str, timeline: bool = False) -> dict[tuple[str, str, str], LoadTimes]:
+    """(app, target, "cold" | "warm") -> its loads. The apps take turns at each target, so a change in
+    the machine's load touches both alike."""
+    out: dict[tuple[str, str, str], LoadTimes] = {}
+    for _ in range(repeat):
+        for target in targets:
+            for app in apps:
+                context = new_context(browser)
+                try:
+                    tab = context.new_page()
+                    tab.set_default_timeout(60_000)
+                    for kind in ("cold", "warm"):
+                        since = time.time()
+                        if kind == "cold":
+                            tab.goto(app.url + target.path)
+                        else:
+                            tab.reload()
+                        load = wait_loaded(tab, read_log)
+                        times = out.setdefault((app.name, target.name, kind), LoadTimes())
+                        times.loads.append(load)
+                        runs = app.runs_since(since)
+                        times.script_ms.append(sum(r["ms"] for r in runs if "ms" in r))
+                        if timeline:
+                            print(f"  {app.name:<8}{target.name:<15}{kind:<5}{load.finished:6.0f} ms  page: "
+                                  + " ".join(f"{kind}@{at:.0f}" for at, kind in load.events)
+                                  + "  server: " + " ".join(describe(run, since) for run in runs))
+                finally:
+                    context.close()
+    return out
+
+
+def describe(run: dict, since: float) -> str:
+    """A server run-log line for --timeline: 'run@120+40 (cpu 20, http 9)' in ms from the navigation's
+    call, or 'after+1' (Streamlit's own work once a script is done)."""
+    if "after_ms" in run:
+        return f"after+{run['after_ms']:.0f}"
+    return f"run@{(run['at'] - since) * 1000:.0f}+{run['ms']:.0f} (cpu {run['cpu_ms']:.0f}, http {run['http_ms']:.0f})"
+
+
+def report(results: dict[tuple[str, str, str], LoadTimes], targets: list[Target], page_goal: float,
+           link_goal: float) -> None:
+    """The table: per target and kind, Dailies and bare (median ms from the navigation's start), their
+    ratio against the goal, and where Dailies' time goes (socket open, first run's start, script)."""
+    print(f"{'load':<22}{'kind':<6}{'dailies':>9}{'bare':>7}{'ratio':>7}{'goal':>6}  "
+          f"{'socket':>7}{'1st run':>8}{'script':>7}{'runs':>5}  {'bare: socket':>12}{'1st run':>8}{'script':>7}")
+    for target in targets:
+        goal = link_goal if "?" in target.path else page_goal
+        for kind in ("cold", "warm"):
+            ours, bare = results[("dailies", target.name, kind)], results[("bare", target.name, kind)]
+            ratio = ours.median("finished") / bare.median("finished")
+            flag = "" if ratio <= goal else " >"
+            print(f"{target.name:<22}{kind:<6}{ours.median('finished'):>9.0f}{bare.median('finished'):>7.0f}"
+                  f"{ratio:>7.2f}{goal:>5.1f}{flag:<2}"
+                  f"{ours.median('socket'):>7.0f}{ours.median('started'):>8.0f}"
+                  f"{statistics.median(ours.script_ms):>7.0f}{ours.median('runs'):>5.0f}  "
+                  f"{bare.median('socket'):>12.0f}{bare.median('started'):>8.0f}"
+                  f"{statistics.median(bare.script_ms):>7.0f}")
+    print("ms from the navigation's start, medians; socket: the page opened Streamlit's WebSocket; 1st run: "
+          "the session's first run began (new_session); script: the server's script runs of the load, summed.")

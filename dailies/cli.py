@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -65,7 +66,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("No API keys: set DAILIES_API_KEYS or run `dailies keys create`.", file=sys.stderr)
         return 2
     # uvicorn handles SIGTERM: it stops accepting, finishes the requests in flight, then the app's
-    # lifespan stops the services, giving running renders the grace period.
+    # lifespan stops the services, giving running renders the grace period. Afterwards it raises
+    # the signal again for the handler it found: a no-op here, so a requested stop exits 0.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: None)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 

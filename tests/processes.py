@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -12,6 +13,8 @@ from pathlib import Path
 import httpx
 
 from .servers import free_port
+
+_worker_logs = itertools.count(1)  # workers sharing a data directory each have a log of their own
 
 
 class Process:
@@ -37,6 +40,16 @@ class Process:
         self.proc.wait(10)
         self.log.close()
 
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def terminate(self, timeout: float = 120) -> int:
+        """SIGTERM, as an orchestrator stops a process; its exit code once it has stopped."""
+        self.proc.terminate()
+        code = self.proc.wait(timeout)
+        self.log.close()
+        return code
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -52,10 +65,10 @@ class Serve(Process):
     """`dailies serve` on a free port, started and answering /healthz."""
 
     def __init__(self, data_dir: Path, workers: int = 1, stale_after: float = 15.0, env: dict[str, str] | None = None,
-                 api_keys: str = "") -> None:
+                 api_keys: str = "", extra_args: tuple[str, ...] = ()) -> None:
         self.port = free_port()
         super().__init__(["serve", "--port", str(self.port), "--data-dir", str(data_dir), "--workers", str(workers),
-                          "--stale-after", str(stale_after)],
+                          "--stale-after", str(stale_after), *extra_args],
                          data_dir, f"serve-{self.port}.log", {"DAILIES_API_KEYS": api_keys, **(env or {})})
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -81,11 +94,15 @@ class Worker(Process):
     """`dailies worker`: render slots only; started once its log says so."""
 
     def __init__(self, data_dir: Path, slots: int = 1, stale_after: float = 15.0,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, extra_args: tuple[str, ...] = (), wait: bool = True) -> None:
         super().__init__(["worker", "--slots", str(slots), "--data-dir", str(data_dir),
-                          "--stale-after", str(stale_after)],
-                         data_dir, "worker.log", env or {})
-        deadline = time.monotonic() + 60
+                          "--stale-after", str(stale_after), *extra_args],
+                         data_dir, f"worker-{next(_worker_logs)}.log", env or {})
+        if wait:
+            self.wait_started()
+
+    def wait_started(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
         while "worker started" not in self.output():
             assert self.proc.poll() is None, self.output()
             if time.monotonic() > deadline:

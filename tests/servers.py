@@ -99,6 +99,12 @@ class PostgresServer:
             raise RuntimeError(f"postgres did not start: {result.stderr}\n{self.log.read_text()[-3000:]}")
         return self
 
+    def restart(self) -> None:
+        """`pg_ctl restart -m fast`: every connection is cut, the server is back when it returns."""
+        # -l as at start: the new postmaster must not inherit (and hold open) our output pipes.
+        self._cmd(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-l", str(self.log), "-w", "-t", "60",
+                  "restart")
+
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@/{database}?host={self.root}&port={self.port}"
 
@@ -178,7 +184,12 @@ class SeaweedServer:
                 f"-filer.localSocket={self.root / 'filer.sock'}",
                 "-s3", f"-s3.port={self.s3_port}", f"-s3.port.grpc={ports['s3.grpc']}", f"-s3.config={config}",
                 f"-s3.localSocket={self.root / 's3.sock'}", "-s3.port.iceberg=0", "-s3.port.lance=0"]
-        self.proc = subprocess.Popen(args, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,  # noqa: SIM115
+        self._args = args
+        self._launch()
+        return self
+
+    def _launch(self) -> None:
+        self.proc = subprocess.Popen(self._args, stdout=open(self.log, "a"), stderr=subprocess.STDOUT,  # noqa: SIM115
                                      cwd=self.root, start_new_session=True)
         client = self.client()
 
@@ -193,7 +204,15 @@ class SeaweedServer:
                 return False
 
         _wait_for(ready, 60, "SeaweedFS", self.log)
-        return self
+
+    def kill(self) -> None:
+        """SIGKILL every process of the server (an outage); its data stays for `restart`."""
+        os.killpg(self.proc.pid, 9)
+        self.proc.wait(10)
+
+    def restart(self) -> None:
+        """Start it again on the same ports and data, once killed."""
+        self._launch()
 
     def client(self):
         import boto3

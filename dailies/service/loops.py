@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 
+from .faults import dependency_down, describe
+
 
 class Streak:
     """Failures of one loop since its last success."""
@@ -28,7 +30,12 @@ class Streak:
         """Record a failure; returns how long to wait before the next try."""
         self.failures += 1
         if self.failures == 1:
-            self.log.error("%s failed; it keeps running and retries with backoff", self.what, exc_info=exc)
+            down = dependency_down(exc)
+            if down is not None:  # expected now and then: one line, no traceback
+                self.log.warning("%s: the %s does not answer (%s); retrying with backoff", self.what, down,
+                                 describe(exc))
+            else:
+                self.log.error("%s failed; it keeps running and retries with backoff", self.what, exc_info=exc)
         return min(self.first_delay * 2 ** (self.failures - 1), self.max_delay)
 
     def ok(self) -> None:

@@ -3,11 +3,18 @@
 Every problem is listed at once with its field path, as the API's `param` names it; the size and
 tokens come from `dailies.spec.pixels`; the JSON is the exact body (data URLs shortened on screen,
 exact in the download).
+
+The body is preformatted text (`st.html`), not `st.code`: st.code's syntax highlighter is a 1.5 MB
+script that every new page load starts anew, ~140 ms of the browser's main thread, and React then holds
+the reveal of the page's other lazily loaded widgets for another 300 ms after it. Compose is the page
+a link to Dailies opens first (bench/dashboard.py, full loads).
 """
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
 import streamlit as st
 
@@ -53,7 +60,7 @@ def render_json(plan: Plan) -> None:
         return
     first = plan.bodies[0]
     st.markdown("**JSON body**")
-    st.code(json.dumps(shown_body(first), indent=2, ensure_ascii=False), language="json", wrap_lines=True)
+    st.html(json_block(json.dumps(shown_body(first), indent=2, ensure_ascii=False)))
     more = len(plan.bodies) - 1
     if more:
         # Escaped: a line starting with "+ " would be drawn as a bullet list.
@@ -63,6 +70,24 @@ def render_json(plan: Plan) -> None:
         # Built only when clicked: the exact body may be tens of megabytes.
         st.download_button("Download the exact JSON", lambda: json.dumps(first, ensure_ascii=False, indent=2),
                            file_name="request.json", mime="application/json", key="compose.download_json")
+
+
+# Wrapped like st.code(wrap_lines=True), on a tint that reads on the light and the dark theme.
+_JSON_BLOCK = ('<pre data-dailies="json-body" style="white-space: pre-wrap; overflow-wrap: break-word; margin: 0; '
+               'padding: 0.75rem 1rem; border-radius: 0.5rem; background: rgba(128, 128, 128, 0.12); '
+               'font-size: 0.875rem">{}</pre>')
+_JSON_BLOCK_TEXT = re.compile(r"^<pre data-dailies=\"json-body\"[^>]*>(.*)</pre>$", re.DOTALL)
+
+
+def json_block(text: str) -> str:
+    """The HTML of the JSON body panel: `text` escaped, preformatted, wrapped."""
+    return _JSON_BLOCK.format(html.escape(text, quote=False))
+
+
+def json_block_text(block: str) -> str | None:
+    """The text of a JSON body panel (`json_block`), or None for other HTML."""
+    found = _JSON_BLOCK_TEXT.match(block)
+    return html.unescape(found.group(1)) if found else None
 
 
 def _differences(plan: Plan) -> str:

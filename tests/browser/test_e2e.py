@@ -123,7 +123,7 @@ def test_compose_two_tasks_watch_them_succeed_play_one_and_approve_it(page, prod
     settle(page)
     page.get_by_role("textbox", name="Prompt").fill("The red wall turns blue.")
     settle(page)
-    body = page.locator('[data-testid="stCode"]').first.inner_text()
+    body = page.locator('[data-dailies="json-body"]').first.inner_text()
     assert '"role": "first_frame"' in body and '"role": "last_frame"' in body and '"resolution": "480p"' in body
     screenshot(page, "e2e-02-first-last-ready")
     frames_id = submit_one(page)

@@ -18,6 +18,7 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
+from components import request_preview
 from components.compose_body import shown_body
 from dailies.client import Client
 from dailies.journal import Journal, Submission
@@ -92,7 +93,9 @@ def setup(at: AppTest, model: str | None = None, mode: str | None = None, prompt
 
 
 def body(at: AppTest) -> dict:
-    return json.loads(at.code[0].value)
+    """The exact body the request panel shows (request_preview.json_block)."""
+    shown = [text for element in at.html if (text := request_preview.json_block_text(element.value)) is not None]
+    return json.loads(shown[0])
 
 
 def panel_problems(at: AppTest) -> str:

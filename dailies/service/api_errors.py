@@ -36,6 +36,10 @@ class ApiError(Exception):
     def type(self) -> str:
         return STATUS_TYPES.get(self.status, "BadRequest")
 
+    def headers(self) -> dict[str, str]:
+        """Response headers the error comes with (Retry-After of a rate limit, for one)."""
+        return {}
+
     def body(self, request_id: str) -> dict:
         return {"error": {
             "message": f"{_writable(self.message)} Request ID: {request_id}",

@@ -73,7 +73,9 @@ def _error_response(request: Request, error: ApiError) -> JSONResponse:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
-        return _error_response(request, exc)
+        response = _error_response(request, exc)
+        response.headers.update(exc.headers())
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):

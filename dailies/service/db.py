@@ -156,6 +156,52 @@ api_keys = Table(
     Column("project", String, nullable=False),
     Column("masked", String, nullable=False),  # what `dailies keys` may show
     Column("created_at", Epoch, nullable=False),
+    Column("name", String),  # the member name (members.py), shown where the key never is
+    Column("rpm", Integer),  # creates per minute, None: no limit
+    Column("read_rpm", Integer),  # lists and gets per minute
+)
+
+# Money in millionths of the currency unit (integers: exact, and the same on SQLite and PostgreSQL).
+Micros = BigInteger
+
+# A budget per project ('' member) or per member of a project, per calendar month (UTC) or in total.
+budgets = Table(
+    "budgets", metadata,
+    Column("project", String, primary_key=True),
+    Column("member", String, primary_key=True),  # '' for the whole project
+    Column("period", String, nullable=False),  # month | total
+    Column("currency", String, nullable=False),  # CNY | USD
+    Column("amount", Micros, nullable=False),
+    Column("updated_at", Epoch, nullable=False),
+)
+
+# One row per task: what it is expected to cost (reserved at create), then what it cost (settled at
+# success) or nothing (released on failure, cancellation, expiry). Kept after the task's record is
+# purged: it is the bill. budgets.py holds the statements.
+ledger = Table(
+    "ledger", metadata,
+    Column("task_id", String, primary_key=True),
+    Column("project", String, nullable=False),
+    Column("member", String, nullable=False),
+    Column("model", String, nullable=False),
+    Column("currency", String, nullable=False),  # '' when the model has no known price
+    Column("amount", Micros, nullable=False),
+    Column("tokens", BigInteger, nullable=False),
+    Column("state", String, nullable=False),  # reserved | settled | released
+    Column("month", Integer, nullable=False),  # YYYYMM (UTC) of the create: the period a month budget counts
+    Column("created_at", Epoch, nullable=False),
+    Column("settled_at", Epoch),
+    Index("ix_ledger_project", "project", "month", "state"),
+)
+
+# Requests per key and minute: one row per (key, kind, minute), counted by one guarded upsert
+# (rate_limits.py), shared by every API node.
+rate_windows = Table(
+    "rate_windows", metadata,
+    Column("key_id", String, primary_key=True),
+    Column("kind", String, primary_key=True),  # create | read
+    Column("window", Epoch, primary_key=True),  # unix minute start
+    Column("n", Integer, nullable=False),
 )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..api_keys import fingerprint
+from .members import NO_OPTIONS, KeyOptions, options_from_entry
 
 KEYS_FILE = "keys.json"
 _THREAD_LOCK = threading.Lock()
@@ -70,13 +71,16 @@ def new_webhook_secret() -> str:
     return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode("ascii")
 
 
-def create_key(data_dir: Path, project: str | None = None) -> KeyEntry:
-    """Add a key to the keys file (a new project unless one is named) and return it."""
+def create_key(data_dir: Path, project: str | None = None, options: KeyOptions = NO_OPTIONS) -> KeyEntry:
+    """Add a key to the keys file (a new project unless one is named), with its member name and
+    limits, and return it."""
     with _locked(data_dir):
         data = _load(data_dir)
         key = new_key()
         project = project or f"project-{fingerprint(key)}"
-        data["keys"].append({"key": key, "project": project})
+        entry = {"key": key, "project": project}
+        entry.update({k: v for k, v in vars(options).items() if v is not None})
+        data["keys"].append(entry)
         data["projects"].setdefault(project, {"webhook_secret": new_webhook_secret()})
         _save(data_dir, data)
     return KeyEntry(key, project)
@@ -85,6 +89,12 @@ def create_key(data_dir: Path, project: str | None = None) -> KeyEntry:
 def load_keys(data_dir: Path) -> dict[str, str]:
     """key -> project from the keys file (empty when there is none)."""
     return {entry["key"]: entry["project"] for entry in _load(data_dir)["keys"]}
+
+
+def load_key_options(data_dir: Path) -> dict[str, KeyOptions]:
+    """key -> member name and limits, for the keys file's keys that have any."""
+    options = {entry["key"]: options_from_entry(entry) for entry in _load(data_dir)["keys"]}
+    return {key: opts for key, opts in options.items() if opts != NO_OPTIONS}
 
 
 def webhook_secret(data_dir: Path, project: str) -> str:

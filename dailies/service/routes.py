@@ -14,8 +14,10 @@ from ..spec.models import ListTasksQuery
 from ..spec.results import MEDIA_TYPES
 from ..spec.statuses import TaskStatus
 from ..spec.validation import problems_from_validation_error
+from . import rate_limits
 from .api_errors import ApiError, dependency_unavailable, from_problems, task_not_found, unauthorized
 from .http_body import read_json_body
+from .members import Caller
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .records import result_expires_at
 
@@ -27,22 +29,36 @@ def services(request: Request):
     return request.app.state.services
 
 
-async def project_of(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
-    """The project of the bearer key; 401 when the header is missing, malformed or unknown.
-    `async` because it never blocks: FastAPI runs a plain `def` dependency in the thread pool,
-    a round trip per request."""
+async def caller_of(request: Request, authorization: Annotated[str | None, Header()] = None) -> Caller:
+    """The project, member name and limits of the bearer key; 401 when the header is missing,
+    malformed or unknown. `async` because it never blocks: FastAPI runs a plain `def` dependency
+    in the thread pool, a round trip per request."""
     if not authorization:
         raise unauthorized("The Authorization header is missing; send 'Authorization: Bearer <API key>'.")
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise unauthorized("The Authorization header must be 'Bearer <API key>'.")
-    project = services(request).api_keys.get(token.strip())
-    if project is None:
+    caller = services(request).caller(token.strip())
+    if caller is None:
         raise unauthorized("The API key is not valid.")
-    return project
+    return caller
+
+
+async def project_of(caller: Annotated[Caller, Depends(caller_of)]) -> str:
+    return caller.project
 
 
 Project = Annotated[str, Depends(project_of)]
+CallerOf = Annotated[Caller, Depends(caller_of)]
+
+
+async def admitted(request: Request, caller: Caller, kind: str) -> dict[str, str]:
+    """Count the request against the key's per-minute limit (429 when used up); the headers that
+    say what is left."""
+    if rate_limits.limit_of(caller.options, kind) is None:
+        return {}  # most keys: no statement, no thread hop
+    allowance = await call_service(request, services(request).tasks.admit, caller, kind, quick_write=True)
+    return allowance.headers() if allowance is not None else {}
 
 
 # A create body up to this size, without a callback URL, is quick to check: no image to decode, no
@@ -96,18 +112,19 @@ def metrics(request: Request) -> Response:
 
 
 @router.post(TASKS, tags=["tasks"], summary="Create a video generation task")
-async def create_task(request: Request, project: Project,
+async def create_task(request: Request, caller: CallerOf, response: Response,
                       idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None):
+    response.headers.update(await admitted(request, caller, "create"))
     _check_idempotency_key(idempotency_key)
     body = await read_json_body(request)
     svc = services(request).tasks
     quick = (int(request.headers.get("content-length") or QUICK_CREATE_MAX_BYTES + 1) <= QUICK_CREATE_MAX_BYTES
              and not (isinstance(body, dict) and body.get("callback_url")))
-    row = await call_service(request, svc.create, project, body, idempotency_key, quick_write=quick)
-    response = {"id": row.id}
+    row = await call_service(request, svc.create, caller, body, idempotency_key, quick_write=quick)
+    created = {"id": row.id}
     if row.safety_identifier is not None:
-        response["safety_identifier"] = row.safety_identifier
-    return response
+        created["safety_identifier"] = row.safety_identifier
+    return created
 
 
 def _check_idempotency_key(value: str | None) -> None:
@@ -140,11 +157,13 @@ def _list_query(request: Request) -> ListTasksQuery:
 
 
 @router.get(TASKS, tags=["tasks"], summary="List the tasks of the last 7 days")
-async def list_tasks(request: Request, project: Project) -> JSONResponse:
+async def list_tasks(request: Request, caller: CallerOf) -> JSONResponse:
+    headers = await admitted(request, caller, "read")
     query = _list_query(request)
     svc = services(request).tasks
     base = base_url(request)
-    return JSONResponse(await call_service(request, _list_page, svc, project, query, base, reads_only=True))
+    page = await call_service(request, _list_page, svc, caller.project, query, base, reads_only=True)
+    return JSONResponse(page, headers=headers)
 
 
 def _list_page(svc, project: str, query: ListTasksQuery, base: str) -> dict:
@@ -153,10 +172,12 @@ def _list_page(svc, project: str, query: ListTasksQuery, base: str) -> dict:
 
 
 @router.get(TASKS + "/{task_id}", tags=["tasks"], summary="Get one task")
-async def get_task(request: Request, task_id: str, project: Project) -> JSONResponse:
+async def get_task(request: Request, task_id: str, caller: CallerOf) -> JSONResponse:
+    headers = await admitted(request, caller, "read")
     svc = services(request).tasks
-    return JSONResponse(await call_service(request, _one_record, svc, project, task_id, base_url(request),
-                                          reads_only=True))
+    record = await call_service(request, _one_record, svc, caller.project, task_id, base_url(request),
+                                reads_only=True)
+    return JSONResponse(record, headers=headers)
 
 
 def _one_record(svc, project: str, task_id: str, base: str) -> dict:

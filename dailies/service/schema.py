@@ -28,7 +28,7 @@ import hashlib
 import logging
 import time
 
-from sqlalchemy import Column, Connection, Engine, String, Table, select, text
+from sqlalchemy import Column, Connection, Engine, String, Table, inspect, select, text
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.schema import CreateIndex, CreateTable
@@ -144,9 +144,18 @@ def _install_sqlite(write: Writer) -> bool:
 
 def _create(conn: Connection) -> None:
     metadata.create_all(conn)
-    # create_all leaves the tables that exist alone, indexes included: add the indexes a newer
-    # schema declares to a database made by an older one.
+    # create_all leaves the tables that exist alone, columns and indexes included: add the nullable
+    # columns and the indexes a newer schema declares to a database made by an older one.
+    existing = inspect(conn)
     for table in metadata.sorted_tables:
+        have = {c["name"] for c in existing.get_columns(table.name)}
+        for column in table.columns:
+            if column.name not in have:
+                if not column.nullable:
+                    raise RuntimeError(f"schema upgrade: {table.name}.{column.name} is new and NOT NULL; "
+                                       "give it a default or make it nullable")
+                kind = column.type.compile(dialect=conn.dialect)
+                conn.execute(text(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}'))
         for index in table.indexes:
             conn.execute(CreateIndex(index, if_not_exists=True))
 

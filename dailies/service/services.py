@@ -9,23 +9,27 @@ because API nodes and workers on several machines share nothing else but the sto
 
 from __future__ import annotations
 
+import json
 import logging
 from functools import lru_cache
 
 from sqlalchemy import Connection, Row, text
 
 from ..generator.protocol import Generator
+from ..spec.models import TaskRecord
+from ..spec.prices import Cost, NoPrice, cost, prices_from_env
 from ..spec.statuses import TERMINAL, TaskStatus
+from . import budgets, legacy_projects, shared_secrets
 from . import keys as key_store
-from . import legacy_projects, shared_secrets
 from .callbacks import CallbackQueue
 from .db import is_postgres, make_engine
 from .faults import Dependency
 from .files import ResultFiles
 from .health import Health
+from .members import Caller
 from .metrics import Metrics
 from .records import build_record
-from .settings import Settings, keys_from_environment
+from .settings import Settings, key_options_from_environment, keys_from_environment
 from .signing import UrlSigner, load_or_create_secret
 from .storage import open_storage
 from .store import TaskStore
@@ -45,10 +49,15 @@ class Services:
         self.engine = make_engine(settings.database)
         self.shared_database = is_postgres(self.engine)
         if self.shared_database:
-            self.api_keys = shared_secrets.DatabaseKeys(self.engine, settings.api_keys or keys_from_environment())
+            configured = settings.api_keys or keys_from_environment()
+            options = settings.key_options if settings.api_keys else key_options_from_environment()
+            self.api_keys = shared_secrets.DatabaseKeys(self.engine, configured, options)
             self.signer = UrlSigner(shared_secrets.url_signing_secret(self.engine))
         else:
             self.api_keys = _api_keys_after_renaming_legacy_projects(settings, self.engine)
+            self._key_options = (settings.key_options if settings.api_keys else
+                                 key_options_from_environment() if keys_from_environment() else
+                                 key_store.load_key_options(settings.data_dir))
             self.signer = UrlSigner(load_or_create_secret(settings.data_dir))
         # The folder the /files route serves; empty (and so every /files URL a 404) when results
         # live in object storage, whose URLs never point at the service.
@@ -68,7 +77,9 @@ class Services:
             secret_for=self.webhook_secret, wakeups=self.wakeups, metrics=self.metrics,
         )
         self.store = TaskStore(self.engine, on_change=self._task_changed)
-        self.tasks = TaskService(settings, self.store, self.storage)
+        # Prices: the built-in table, or an operator's file over it (DAILIES_PRICES_FILE, docs/prices.md).
+        self.prices = prices_from_env()
+        self.tasks = TaskService(settings, self.store, self.storage, self.prices)
         self.workers = WorkerPool(settings, self.store, generator or _preview_generator(), self.storage,
                                   self.wakeups, self.health, self.metrics)
 
@@ -80,6 +91,22 @@ class Services:
             self.wakeups.announce(conn, TASKS_CHANNEL)
         elif row.status in TERMINAL:
             self.metrics.task_ended(row.status, row.error_code)
+            if row.status == TaskStatus.SUCCEEDED:
+                budgets.settle(conn, row.id, self._actual_cost(row), self.settings.clock())
+            else:
+                budgets.release(conn, row.id, self.settings.clock())
+
+    def _actual_cost(self, row: Row) -> Cost | NoPrice:
+        """What a succeeded task cost: its record's usage at the model's price (with or without a
+        video input, which the stored request says)."""
+        try:
+            record = TaskRecord.model_validate(build_record(row, self.storage, self.settings.public_url))
+            request = json.loads(row.request)
+            video_input = any(item.get("type") == "video_url" for item in request.get("content") or [])
+            return cost(record, prices=self.prices, model=row.model, video_input=video_input)
+        except Exception as exc:  # the success is recorded whatever the price; the ledger says why not priced
+            log.warning("the cost of %s could not be computed: %s", row.id, exc)
+            return NoPrice(row.model, f"the cost could not be computed: {type(exc).__name__}")
 
     def _probe_database(self) -> None:
         with self.engine.connect() as conn:
@@ -88,6 +115,14 @@ class Services:
     def _dependency_changed(self, dependency: Dependency, up: bool) -> None:
         self.metrics.dependency_changed(dependency, up)
         self.metrics.claims_paused.set(0 if self.health.all_up or not self.settings.workers else 1)
+
+    def caller(self, key: str) -> Caller | None:
+        """The project, member name and limits of a key; None for a key that is not valid."""
+        project = self.api_keys.get(key)
+        if project is None:
+            return None
+        options = self.api_keys.options(key) if self.shared_database else self._key_options.get(key)
+        return Caller.of(key, project, options)
 
     @lru_cache(maxsize=256)  # noqa: B019 - one Services per app; the cache dies with it
     def webhook_secret(self, project: str) -> str:

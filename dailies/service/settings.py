@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..api_keys import mask, project_for_bare_key
 from ..spec.catalog import MODELS
+from .members import NO_OPTIONS, KeyOptions, parse_options
 
 # Endpoint ids that every local project may use, one per catalog model, so that requests written
 # for the real service with an `ep-...` id have something to point at.
@@ -25,6 +26,9 @@ class Settings:
     # key -> project name. Empty means: read keys from DAILIES_API_KEYS or the keys file (or, with
     # PostgreSQL, the keys table that `dailies keys create --database-url` fills).
     api_keys: dict[str, str] = field(default_factory=dict)
+    # key -> member name and limits (members.py); empty means: from DAILIES_API_KEYS, the keys file
+    # or the keys table, wherever the key itself was found.
+    key_options: dict[str, KeyOptions] = field(default_factory=dict)
     # None: SQLite in the data directory. `postgresql://...` for a team (several API nodes and
     # workers on one database); see README, "Team deployment".
     database_url: str | None = None
@@ -88,23 +92,38 @@ class Settings:
 def parse_api_keys(text: str) -> dict[str, str]:
     """`DAILIES_API_KEYS`: comma-separated; `project:key` puts a key in a named project, a bare
     key is a project of its own, named after a hash of the whole key (keys sharing a prefix stay
-    apart, and no part of a key ends up in a name)."""
-    keys: dict[str, str] = {}
+    apart, and no part of a key ends up in a name). Options after the key (`;name=...;rpm=N`,
+    members.py) are read by `parse_key_options`."""
+    return {key: project for key, (project, _) in _key_entries(text).items()}
+
+
+def parse_key_options(text: str) -> dict[str, KeyOptions]:
+    """The member name and limits given with each key of `DAILIES_API_KEYS`."""
+    return {key: options for key, (_, options) in _key_entries(text).items() if options != NO_OPTIONS}
+
+
+def _key_entries(text: str) -> dict[str, tuple[str, KeyOptions]]:
+    keys: dict[str, tuple[str, KeyOptions]] = {}
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
-        project, sep, key = part.partition(":")
+        entry, _, options_text = part.partition(";")
+        project, sep, key = entry.partition(":")
         if not sep:
-            project, key = project_for_bare_key(part), part
+            project, key = project_for_bare_key(entry.strip()), entry
         project, key = project.strip(), key.strip()
         if not project or not key:
             raise ValueError("DAILIES_API_KEYS: each entry is 'key' or 'project:key', neither part empty")
-        if keys.get(key, project) != project:
+        if keys.get(key, (project,))[0] != project:
             raise ValueError(f"DAILIES_API_KEYS: the key {mask(key)} is given for two projects")
-        keys[key] = project
+        keys[key] = (project, parse_options(options_text, f"DAILIES_API_KEYS, key {mask(key)}"))
     return keys
 
 
 def keys_from_environment() -> dict[str, str]:
     return parse_api_keys(os.environ.get("DAILIES_API_KEYS", ""))
+
+
+def key_options_from_environment() -> dict[str, KeyOptions]:
+    return parse_key_options(os.environ.get("DAILIES_API_KEYS", ""))

@@ -27,6 +27,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from ..api_keys import fingerprint, mask
 from .db import api_keys, project_secrets, service_secrets
 from .keys import new_key, new_webhook_secret
+from .members import NO_OPTIONS, KeyOptions, options_from_entry
 
 URL_SIGNING = "url-signing"
 # A key not known to this node is looked up again at most this often (a key just made elsewhere
@@ -63,14 +64,15 @@ class CreatedKey:
     project: str
 
 
-def create_key(engine: Engine, project: str | None = None) -> CreatedKey:
-    """A new key in the keys table (a new project unless one is named); the key itself is only
-    returned, never stored."""
+def create_key(engine: Engine, project: str | None = None, options: KeyOptions = NO_OPTIONS) -> CreatedKey:
+    """A new key in the keys table (a new project unless one is named), with its member name and
+    limits; the key itself is only returned, never stored."""
     key = new_key()
     project = project or f"project-{fingerprint(key)}"
     with engine.begin() as conn:
         conn.execute(api_keys.insert().values(key_sha256=key_sha256(key), project=project, masked=mask(key),
-                                              created_at=int(time.time())))
+                                              created_at=int(time.time()), name=options.name, rpm=options.rpm,
+                                              read_rpm=options.read_rpm))
     webhook_secret(engine, project)
     return CreatedKey(key, project)
 
@@ -91,10 +93,13 @@ def list_projects(engine: Engine, extra_keys: dict[str, str]) -> dict[str, dict]
 class DatabaseKeys:
     """key -> project, as the routes ask it (`.get(key)`): the configured keys, then the table."""
 
-    def __init__(self, engine: Engine, configured: dict[str, str]) -> None:
+    def __init__(self, engine: Engine, configured: dict[str, str],
+                 configured_options: dict[str, KeyOptions] | None = None) -> None:
         self.engine = engine
         self.configured = dict(configured)
+        self.configured_options = dict(configured_options or {})
         self._by_hash: dict[str, str] = {}
+        self._options_by_hash: dict[str, KeyOptions] = {}
         self._lock = threading.Lock()
         self._refreshed_at = float("-inf")
         self._refresh()
@@ -110,6 +115,12 @@ class DatabaseKeys:
             project = self._by_hash.get(digest)
         return project if project is not None else default
 
+    def options(self, key: str) -> KeyOptions:
+        """The member name and limits of a key `get` knows."""
+        if key in self.configured:
+            return self.configured_options.get(key, NO_OPTIONS)
+        return self._options_by_hash.get(key_sha256(key), NO_OPTIONS)
+
     def __bool__(self) -> bool:
         return bool(self.configured or self._by_hash)
 
@@ -118,6 +129,8 @@ class DatabaseKeys:
             if time.monotonic() - self._refreshed_at < REFRESH_SECONDS and self._by_hash:
                 return
             with self.engine.connect() as conn:
-                rows = conn.execute(select(api_keys.c.key_sha256, api_keys.c.project)).all()
-            self._by_hash = dict(rows)
+                rows = conn.execute(select(api_keys.c.key_sha256, api_keys.c.project, api_keys.c.name,
+                                           api_keys.c.rpm, api_keys.c.read_rpm)).all()
+            self._by_hash = {row.key_sha256: row.project for row in rows}
+            self._options_by_hash = {row.key_sha256: options_from_entry(row._mapping) for row in rows}
             self._refreshed_at = time.monotonic()

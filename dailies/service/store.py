@@ -48,7 +48,7 @@ from ..spec import limits as L
 from ..spec.lifetimes import oldest_kept
 from ..spec.models import ListTasksQuery
 from ..spec.statuses import ACTIVE, DELETABLE, TaskStatus
-from . import task_counts
+from . import rate_limits, task_counts
 from .db import idempotency, is_postgres, tasks, writer
 
 log = logging.getLogger("dailies.tasks")
@@ -152,6 +152,12 @@ def _list_statements(column: Callable[[ColumnElement], ColumnElement], by_status
 PURGE_BATCH = 1000
 
 
+class _Refused(Exception):
+    def __init__(self, refusal: object) -> None:
+        super().__init__("refused")
+        self.refusal = refusal
+
+
 def new_task_id(now: float) -> str:
     """`cgt-YYYYMMDDHHMMSS-xxxxx` (DESIGN.md section 3)."""
     stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%d%H%M%S")
@@ -203,10 +209,20 @@ class TaskStore:
     # ---------- creation ----------
 
     def insert(self, values: dict, *, quota: int | None = None,
-               idempotency_key: str | None = None, body_hash: str | None = None) -> tuple[str, Row | None]:
+               idempotency_key: str | None = None, body_hash: str | None = None,
+               reserve: Callable[[Connection, Row], object] | None = None) -> tuple[str, Row | None]:
         """Insert a queued task. Returns ("created", row), ("quota", None) when the project
         already has `quota` queued tasks, or ("replay", row) / ("conflict", row) when the
-        idempotency key was used before with the same / another body."""
+        idempotency key was used before with the same / another body. `reserve(conn, row)` runs
+        after the insert in the same transaction, under the project's lock (budgets.py): what it
+        returns, if anything, is a refusal, and nothing is written: ("refused", refusal)."""
+        try:
+            return self._insert(values, quota, idempotency_key, body_hash, reserve)
+        except _Refused as refused:
+            return "refused", refused.refusal
+
+    def _insert(self, values: dict, quota: int | None, idempotency_key: str | None, body_hash: str | None,
+                reserve: Callable[[Connection, Row], object] | None) -> tuple[str, Row | None]:
         with self.write.begin() as conn:
             if self.dialect.postgres:
                 conn.execute(_LOCK_PROJECT, {"namespace": _PROJECT_LOCK_NAMESPACE, "project": values["project"]})
@@ -227,6 +243,8 @@ class TaskStore:
                 values = {**values, "id": new_task_id(values["created_at"])}  # an id drawn twice in one second
             else:  # pragma: no cover - five collisions in a row of a 36^5 draw
                 raise RuntimeError("could not allocate a task id")
+            if reserve is not None and (refusal := reserve(conn, row)) is not None:
+                raise _Refused(refusal)  # rolls the insert back
             if idempotency_key is not None:
                 conn.execute(self.dialect.save_idempotency_key, {
                     "project": values["project"], "key": idempotency_key, "body_hash": body_hash,
@@ -425,6 +443,7 @@ class TaskStore:
             conn.execute(delete(idempotency).where(
                 idempotency.c.created_at < int(now) - L.IDEMPOTENCY_WINDOW_SECONDS))
             task_counts.forget_before(conn, cutoff)
+            rate_limits.forget_before(conn, now)
         if purged:
             log.info("purged %d task records older than 7 days", len(purged))
         return purged

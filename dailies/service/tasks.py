@@ -17,11 +17,14 @@ from ..spec.drafts import FIELDS_A_FINAL_SETS
 from ..spec.lifetimes import execution_deadline, oldest_kept
 from ..spec.media import check_inline_material
 from ..spec.models import CreateTaskRequest, ListTasksQuery, effective
+from ..spec.prices import PRICES, Price, cost
 from ..spec.problems import Problem
 from ..spec.statuses import DELETABLE, TaskStatus
 from ..spec.urls import check_media_hosts
 from ..spec.validation import check_create_body
+from . import budgets, rate_limits
 from .api_errors import ApiError, from_problems, shown, task_not_found
+from .members import Caller
 from .own_results import is_own_result_url
 from .records import build_record
 from .settings import Settings
@@ -39,13 +42,26 @@ class ResolvedModel:
 
 
 class TaskService:
-    def __init__(self, settings: Settings, store: TaskStore, storage: ResultStorage) -> None:
+    def __init__(self, settings: Settings, store: TaskStore, storage: ResultStorage,
+                 prices: tuple[Price, ...] = PRICES) -> None:
         self.settings = settings
         self.store = store
         self.storage = storage
+        self.prices = prices
 
     def now(self) -> float:
         return self.settings.clock()
+
+    # ---------- limits ----------
+
+    def admit(self, caller: Caller, kind: str) -> rate_limits.Allowance | None:
+        """Count one request of `kind` (create, read) against the caller's key's per-minute limit;
+        raises `RateLimited` (429) when it is used up, None when the key has no such limit."""
+        limit = rate_limits.limit_of(caller.options, kind)
+        if limit is None:
+            return None
+        with self.store.write.begin() as conn:
+            return rate_limits.take(conn, caller.key_id, kind, limit, self.now())
 
     # ---------- create ----------
 
@@ -60,7 +76,10 @@ class TaskService:
                            "model")
         return ResolvedModel(model, name, model_id)
 
-    def create(self, project: str, body: object, idempotency_key: str | None = None) -> Row:
+    def create(self, project: str | Caller, body: object, idempotency_key: str | None = None) -> Row:
+        """Create a task for a caller (or a bare project name: no member, no limits)."""
+        caller = project if isinstance(project, Caller) else Caller(project, "")
+        project = caller.project
         resolved = self.resolve_model(body.get("model")) if isinstance(body, dict) else None
         checked = check_create_body(body, resolved.model if resolved else None)
         if checked.problems or checked.request is None:
@@ -101,10 +120,18 @@ class TaskService:
             "updated_at": int(now),
             "attempts": 0,
         }
+        reservation = budgets.Reservation.of(cost(to_render, prices=self.prices, model=resolved.model_id))
+
+        def reserve(conn, row: Row):
+            return budgets.reserve(conn, task_id=row.id, project=project, member=caller.member,
+                                   model=resolved.model_id, reservation=reservation, now=now)
+
         outcome, row = self.store.insert(
             values, quota=L.QUEUED_TASKS_PER_PROJECT_MAX, idempotency_key=idempotency_key,
-            body_hash=_body_hash(body) if idempotency_key else None,
+            body_hash=_body_hash(body) if idempotency_key else None, reserve=reserve,
         )
+        if outcome == "refused":
+            raise row  # the budget's refusal, an ApiError
         if outcome == "quota":
             raise ApiError(429, "QuotaExceeded",
                            f"The project already has {L.QUEUED_TASKS_PER_PROJECT_MAX} queued tasks; "

@@ -3,6 +3,8 @@
     dailies serve      run the task service
     dailies worker     run render slots only, for a team deployment (PostgreSQL + S3)
     dailies keys       list or create API keys (and show each project's webhook secret)
+    dailies budget     set, list or remove a project's or a member's budget
+    dailies spend      what a project spent, per day, member and model
     dailies up         run the service and the dashboard together
     dailies dashboard  run the dashboard against ARK_BASE_URL / ARK_API_KEY (--team: shared, no default key)
     dailies create | list | get | cancel | wait | download   use any service from the shell
@@ -18,7 +20,7 @@ import sys
 import threading
 from pathlib import Path
 
-from . import cli_client, cli_team
+from . import cli_client, cli_money, cli_team
 from .api_keys import mask as mask_key
 
 DEFAULT_DATA_DIR = Path(os.environ.get("DAILIES_DATA_DIR", ".dailies"))
@@ -78,23 +80,36 @@ def cmd_keys(args: argparse.Namespace) -> int:
     from .service import keys as key_store
     from .service.settings import keys_from_environment
 
+    options = _key_options(args)
     if args.database_url:
-        return cli_team.keys_in_database(args, keys_from_environment())
+        return cli_team.keys_in_database(args, keys_from_environment(), options)
     if args.action == "create":
-        entry = key_store.create_key(args.data_dir, args.project)
+        entry = key_store.create_key(args.data_dir, args.project, options)
         print(f"project {entry.project}\nkey     {entry.key}")
         print(f"webhook secret {key_store.webhook_secret(args.data_dir, entry.project)}")
         return 0
     projects = key_store.list_projects(args.data_dir, keys_from_environment())
+    names = {key: opts.name for key, opts in key_store.load_key_options(args.data_dir).items() if opts.name}
     if not projects:
         print(f"No keys in {args.data_dir}. Make one with `dailies keys create`.")
     for name, info in projects.items():
         print(f"project {name}")
         for key in info["keys"]:
-            print(f"  key            {key if args.show else mask_key(key)}")
+            member = f"  ({names[key]})" if key in names else ""
+            print(f"  key            {key if args.show else mask_key(key)}{member}")
         secret = info.get("webhook_secret") or key_store.webhook_secret(args.data_dir, name)
         print(f"  webhook secret {secret}")
     return 0
+
+
+def _key_options(args: argparse.Namespace):
+    from .service.members import KeyOptions, check_limit, check_member_name
+
+    try:
+        return KeyOptions(name=check_member_name(args.name) if args.name else None,
+                          rpm=check_limit(args.rpm, "--rpm"), read_rpm=check_limit(args.read_rpm, "--read-rpm"))
+    except ValueError as exc:
+        raise SystemExit(f"dailies keys: {exc}") from None
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -148,12 +163,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     cli_team.register_worker(sub, default_workers(), DEFAULT_DATA_DIR)
+    cli_money.register(sub, DEFAULT_DATA_DIR)
 
     keys = sub.add_parser("keys", help="list or create API keys")
     keys.add_argument("action", nargs="?", choices=["list", "create"], default="list")
     keys.add_argument("--project", help="project of the new key (default: a new project)")
     keys.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     keys.add_argument("--show", action="store_true", help="print keys in full")
+    keys.add_argument("--name", help="the member name of the new key: shown in spend, charts and review, where "
+                                     "the key never is")
+    keys.add_argument("--rpm", type=int, help="task creations per minute allowed to the new key (default: no limit)")
+    keys.add_argument("--read-rpm", type=int, help="lists and gets per minute allowed to the new key")
     cli_team.add_backend_arguments(keys, storage=False)
     keys.set_defaults(func=cmd_keys)
 

@@ -96,7 +96,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return run_worker(settings, grace_period=args.grace_period, metrics_port=args.metrics_port)
 
 
-def keys_in_database(args: argparse.Namespace, extra_keys: dict[str, str]) -> int:
+def keys_in_database(args: argparse.Namespace, extra_keys: dict[str, str], options=None) -> int:
     """`dailies keys [create]` on a team database: keys are shown in full once, when made."""
     from .service import shared_secrets
     from .service.db import make_engine
@@ -104,7 +104,7 @@ def keys_in_database(args: argparse.Namespace, extra_keys: dict[str, str]) -> in
     engine = make_engine(args.database_url)
     try:
         if args.action == "create":
-            created = shared_secrets.create_key(engine, args.project)
+            created = shared_secrets.create_key(engine, args.project, *([options] if options else []))
             print(f"project {created.project}\nkey     {created.key}")
             print(f"webhook secret {shared_secrets.webhook_secret(engine, created.project)}")
             print("(the database keeps only a hash of the key: store it now)")

@@ -1,0 +1,129 @@
+"""`dailies budget` and `dailies spend`: what a project or a member may spend, and what was spent.
+
+They work on the service's database directly (SQLite in --data-dir, or --database-url), as
+`dailies keys` does: an operator's commands, not a member's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from . import cli_team
+
+
+def _engine(args: argparse.Namespace):
+    from .service.db import make_engine
+
+    return make_engine(args.database_url or args.data_dir / "dailies.sqlite3")
+
+
+def _amount(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"not an amount: {text!r}") from None
+    if not value.is_finite() or value < 0:
+        raise argparse.ArgumentTypeError("an amount is a number, 0 or more")
+    return value
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def cmd_budget(args: argparse.Namespace) -> int:
+    from .service import budgets
+
+    engine = _engine(args)
+    try:
+        if args.action == "set":
+            if args.amount is None or args.currency is None:
+                raise SystemExit("dailies budget set: --amount and --currency are required")
+            budgets.set_budget(engine, args.project, args.key or "", args.amount, args.currency, args.period,
+                               time.time())
+        elif args.action == "remove":
+            if not budgets.remove_budget(engine, args.project, args.key or ""):
+                print("No such budget.", file=sys.stderr)
+                return 1
+            return 0
+        with engine.connect() as conn:
+            statuses = budgets.budget_status(conn, args.project, time.time())
+        if not statuses:
+            print(f"No budget for project {args.project}.")
+        for s in statuses:
+            who = f"member {s.member}" if s.member else "whole project"
+            amount, spent, reserved, left = (budgets.money(v, s.currency)
+                                             for v in (s.amount, s.settled, s.reserved, s.left))
+            print(f"{args.project:<20} {who:<24} {s.period_label:<8} budget {amount:>12}  spent {spent:>12}  "
+                  f"reserved {reserved:>10}  left {left:>12}")
+        return 0
+    finally:
+        engine.dispose()
+
+
+def cmd_spend(args: argparse.Namespace) -> int:
+    from .service import budgets
+
+    engine = _engine(args)
+    try:
+        with engine.connect() as conn:
+            rows = budgets.spend(conn, args.project, args.since)
+    finally:
+        engine.dispose()
+    if args.csv:
+        writer = csv.writer(sys.stdout)
+        writer.writerow(["day", "member", "model", "currency", "state", "tasks", "tokens", "amount"])
+        for row in rows:
+            d = row.as_dict()
+            writer.writerow([d["day"], d["member"], d["model"], d["currency"] or "", d["state"], d["tasks"],
+                             d["tokens"], d["amount"]])
+        return 0
+    if not rows:
+        print(f"Nothing spent in project {args.project}" + (f" since {args.since}." if args.since else "."))
+        return 0
+    print(f"{'day':<11} {'member':<16} {'model':<36} {'state':<9} {'tasks':>5} {'tokens':>12} {'amount':>12}")
+    totals: dict[str, int] = {}
+    for row in rows:
+        shown = budgets.money(row.amount, row.currency) if row.currency else "no price"
+        print(f"{row.day:<11} {row.member or '-':<16} {row.model:<36} {row.state:<9} {row.tasks:>5} "
+              f"{row.tokens:>12,} {shown:>12}")
+        if row.currency and row.state == "settled":
+            totals[row.currency] = totals.get(row.currency, 0) + row.amount
+    for currency, amount in sorted(totals.items()):
+        print(f"spent in {currency}: {budgets.money(amount, currency)} "
+              "(reserved amounts of running tasks not included)")
+    return 0
+
+
+def register(sub, default_data_dir: Path) -> None:
+    budget = sub.add_parser("budget", help="set, list or remove spending budgets of a project or a member",
+                            description="A budget caps what a project (or one member, --key NAME) may spend, per "
+                                        "calendar month (UTC) or in total, in one currency. A create that would "
+                                        "pass it is refused (403 AccountOverdueError.BudgetExceeded); a model priced "
+                                        "in the other currency, or with no known price, is refused while it applies.")
+    budget.add_argument("action", choices=["set", "list", "remove"])
+    budget.add_argument("--project", required=True)
+    budget.add_argument("--key", metavar="NAME", help="the member name of a key (dailies keys create --name)")
+    budget.add_argument("--amount", type=_amount)
+    budget.add_argument("--currency", choices=["CNY", "USD"])
+    budget.add_argument("--period", choices=["month", "total"], default="month")
+    budget.add_argument("--data-dir", type=Path, default=default_data_dir)
+    cli_team.add_backend_arguments(budget, storage=False)
+    budget.set_defaults(func=cmd_budget)
+
+    spend = sub.add_parser("spend", help="what a project spent, per day, member and model")
+    spend.add_argument("--project", required=True)
+    spend.add_argument("--since", type=_day, help="from this day (YYYY-MM-DD, UTC)")
+    spend.add_argument("--csv", action="store_true", help="CSV on standard output")
+    spend.add_argument("--data-dir", type=Path, default=default_data_dir)
+    cli_team.add_backend_arguments(spend, storage=False)
+    spend.set_defaults(func=cmd_spend)

@@ -11,13 +11,20 @@ one of up to LIST_MAX_AGE_S. Whatever the reader accepts, a session never gets a
 before it began: a new tab shows the service as it is when it opens. What this dashboard changes
 itself (a create, a cancel, a delete) drops the connection's listings at once (`changed`), in
 every session of it.
+
+Listings are kept as the client returned them, not as pickled copies (`st.cache_data`): a new
+session's first listing must be read anew, and a pickling cache would first copy the old entry (200
+records for Review) only to throw it away, then pickle the new one. The pages only read the records
+they are given.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
@@ -63,11 +70,38 @@ def changed() -> None:
         _changes[connection_id] = max(now, _generation(connection_id) + 1e-6)
 
 
-@st.cache_data(ttl=LIST_MAX_AGE_S, max_entries=LIST_MAX_ENTRIES, show_spinner=False)
-def _listing(connection_id: str, generation: float, query: tuple[tuple[str, Any], ...],
-             _client: Client) -> tuple[float, ListTasksResponse]:
-    # The client is not part of the key (the leading underscore): `connection_id` names it.
-    return time.time(), _client.tasks.list(**dict(query))
+@dataclass(frozen=True)
+class _Listing:
+    read_at: float  # when the request was sent: the listing shows the service as of then, or later
+    page: ListTasksResponse
+
+
+# (connection id, its generation, query) -> listing, least recently used first.
+_listings: OrderedDict[tuple[str, float, tuple[tuple[str, Any], ...]], _Listing] = OrderedDict()
+_listings_lock = threading.Lock()
+
+
+def _cached(key: tuple, read_since: float) -> _Listing | None:
+    """The listing kept for `key` if it was read at `read_since` or later (and is not past its age)."""
+    now = time.time()
+    with _listings_lock:
+        found = _listings.get(key)
+        if found is not None and now - found.read_at > LIST_MAX_AGE_S:
+            del _listings[key]
+            return None
+        if found is not None:
+            _listings.move_to_end(key)
+    return found if found is not None and found.read_at >= read_since else None
+
+
+def _read(key: tuple, client: Client) -> _Listing:
+    listing = _Listing(time.time(), client.tasks.list(**dict(key[2])))
+    with _listings_lock:
+        _listings[key] = listing
+        _listings.move_to_end(key)
+        while len(_listings) > LIST_MAX_ENTRIES:
+            _listings.popitem(last=False)
+    return listing
 
 
 def _query_key(query: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -87,13 +121,10 @@ def list_tasks(max_age: float = LIST_MAX_AGE_S, remember_in: Journal | None = No
     asked_at = time.time()
     session_began = st.session_state.setdefault(SESSION_BEGAN_KEY, asked_at)
     key = (conn.cache_id, _generation(conn.cache_id), _query_key(query))
-    read_at, page = _listing(*key, _client=client)
-    if asked_at - read_at > max_age or read_at < session_began:
-        _listing.clear(*key, _client=client)
-        read_at, page = _listing(*key, _client=client)
-    if remember_in is not None and read_at >= asked_at:
-        remember(remember_in, page.items)
-    return page
+    listing = _cached(key, read_since=max(asked_at - max_age, session_began)) or _read(key, client)
+    if remember_in is not None and listing.read_at >= asked_at:
+        remember(remember_in, listing.page.items)
+    return listing.page
 
 
 def remember(journal: Journal, records: Iterable[TaskRecord]) -> None:

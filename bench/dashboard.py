@@ -344,9 +344,17 @@ def start_profiler():
 # its events do not count.
 PAGE_WATCHER = """
 (() => {
-  const NEW_SESSION = %d, SCRIPT_FINISHED = %d, EARLY_FOR_RERUN = %d;
+  const NEW_SESSION = %d, SCRIPT_FINISHED = %d, EARLY_FOR_RERUN = %d, NOISY = '%s';
   const log = window.__runs = {presses: [], events: []};
   document.addEventListener('pointerdown', () => log.presses.push(performance.now()), true);
+  // The moments the page stops showing anything stale, a skeleton or the running indicator, noted as
+  // they happen: a page that is quiet again by the time the driver looks was not quiet all along.
+  let noisy = false;
+  new MutationObserver(() => {
+    const now = document.querySelector(NOISY) !== null;
+    if (noisy && !now) log.events.push([performance.now(), 'quiet']);
+    noisy = now;
+  }).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-stale']});
   // The top-level fields of a protobuf message: field number -> its value (varints) or 0.
   function topFields(bytes) {
     const out = new Map();
@@ -392,8 +400,9 @@ PAGE_WATCHER = """
   };
 })();
 """
-QUIET_DOM = """!document.querySelector(
-    '[data-stale="true"], [data-testid="stSkeleton"], [data-testid="stAppSkeleton"], [data-testid="stStatusWidget"]')"""
+NOISY = ('[data-stale="true"], [data-testid="stSkeleton"], [data-testid="stAppSkeleton"], '
+         '[data-testid="stStatusWidget"]')
+QUIET_DOM = f"""!document.querySelector('{NOISY}')"""
 READ_LOG = f"""(mark) => ({{now: performance.now(), quiet: {QUIET_DOM},
     presses: window.__runs.presses.filter((t) => t >= mark), events: window.__runs.events.filter((e) => e[0] >= mark)}})
 """
@@ -404,7 +413,7 @@ def page_watcher() -> str:
 
     fields = ForwardMsg.DESCRIPTOR.fields_by_name
     return PAGE_WATCHER % (fields["new_session"].number, fields["script_finished"].number,
-                           ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN)
+                           ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN, NOISY)
 
 
 def page_now(tab) -> float:
@@ -426,7 +435,8 @@ class Done:
 
 def wait_done(tab, mark: float) -> Done:
     """From the press after `mark` until the run(s) it caused are over and the page is quiet: the
-    last run's `script_finished`, or the moment the page stopped showing stale elements if later."""
+    last run's `script_finished`, or the last moment the page stopped showing stale elements,
+    skeletons or the running indicator if later."""
     deadline = time.monotonic() + TIMEOUT_S
     while time.monotonic() < deadline:
         tab.wait_for_timeout(10)
@@ -437,12 +447,11 @@ def wait_done(tab, mark: float) -> Done:
             continue  # nothing yet, a run in progress, or one that stopped for a rerun
         if log["now"] - runs[-1][0] < GRACE_S * 1000:
             continue
-        finished = runs[-1][0]
         while not log["quiet"] and time.monotonic() < deadline:
             tab.wait_for_timeout(10)
             log = tab.evaluate(READ_LOG, mark)
-            finished = log["now"]
-        return Done(log["presses"][0], finished, events)
+        events = [tuple(e) for e in log["events"]]
+        return Done(log["presses"][0], page_loads.settled_at(events), events)
     raise TimeoutError("the run did not finish")
 
 
@@ -633,17 +642,22 @@ def full_loads(browser, ui_url: str, run_log: Path, bare_url: str, bare_log: Pat
         return lambda since: [r for r in Session(None, "", log)._runs() if r["at"] >= since]
 
     def new_context(browser):
-        context = browser.new_context(viewport={"width": 1440, "height": 1000})
-        context.add_init_script(page_watcher())
-        if no_media:
-            context.route("**/files/**", lambda route: route.abort())
-        return context
+        return load_context(browser, no_media)
 
     apps = [page_loads.App("dailies", ui_url, runs_since(run_log)), page_loads.App("bare", bare_url,
                                                                                     runs_since(bare_log))]
     targets = load_targets(task_id)
     page_loads.measure_loads(browser, apps, targets, 1, new_context, READ_LOG)
     return page_loads.measure_loads(browser, apps, targets, repeat, new_context, READ_LOG, timeline)
+
+
+def load_context(browser, no_media: bool):
+    """A new browser context (nothing cached) with the page watcher, for one full load and its reload."""
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    context.add_init_script(page_watcher())
+    if no_media:
+        context.route("**/files/**", lambda route: route.abort())
+    return context
 
 
 def main() -> None:
@@ -654,6 +668,8 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=5,
                         help="full loads of each page and deep link, cold and warm, per app (default 5; 0: none)")
     parser.add_argument("--skip-interactions", action="store_true", help="only the full loads")
+    parser.add_argument("--browser-profile", action="store_true",
+                        help="also sample the browser's main thread over one warm load of each page, both apps")
     parser.add_argument("--active", action="store_true", help="keep the queued and running rows (the Tasks "
                                                                "page then refreshes itself every 3 s)")
     parser.add_argument("--profile", type=Path, help="write a pyinstrument profile of every script run here")
@@ -715,6 +731,12 @@ def main() -> None:
                 context.close()
                 loads = full_loads(browser, dashboard.url, run_log, bare.url, bare_log, newest_succeeded,
                                    args.loads, args.no_media, args.timeline)
+                profiles = {}
+                if args.browser_profile:
+                    for target in load_targets(newest_succeeded):
+                        for name, url in (("dailies", dashboard.url), ("bare", bare.url)):
+                            profiles[f"{name} {target.name}"] = page_loads.browser_profile(
+                                browser, url + target.path, lambda b: load_context(b, args.no_media), READ_LOG)
             finally:
                 browser.close()
         if not args.skip_interactions:
@@ -724,6 +746,8 @@ def main() -> None:
             print(f"\nfull loads: a new session per load, median of {args.loads}; ratio = Dailies / the bare app "
                   f"(goal: a page {LOAD_GOAL}x, a deep link {DEEP_LINK_GOAL}x); {service_bench.load_average()}")
             page_loads.report(loads, load_targets(newest_succeeded), LOAD_GOAL, DEEP_LINK_GOAL)
+        if profiles:
+            page_loads.report_browser_profiles(profiles)
         if args.keep:
             print(f"\nkept: {workdir}")
     finally:

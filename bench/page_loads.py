@@ -5,7 +5,9 @@ same run.
 A load lasts from the navigation's start (the page's clock begins there: `performance.now()` is 0 at
 the navigation's time origin, so the Playwright driver's own delays do not count) until the page has
 received `script_finished` for the last run of the new session (no other run starting within the
-grace period, not counted) and shows nothing stale, no skeleton and no running indicator.
+grace period, not counted) and shows nothing stale, no skeleton and no running indicator (the page
+notes the moment it last turned quiet, so a page quiet again by the time the driver looks is timed
+to that moment, not to the run's end).
 
 - cold: a new browser context (no HTTP cache, no cookies), a new tab, `goto`;
 - warm: a reload of that tab (the browser's cache holds Streamlit's scripts, styles and fonts).
@@ -15,6 +17,7 @@ Both are new Streamlit sessions: a reload closes the old WebSocket and opens a n
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections.abc import Callable
@@ -81,6 +84,12 @@ class LoadTimes:
         return statistics.median(getattr(load, attribute) for load in self.loads)
 
 
+def settled_at(events: list) -> float:
+    """When the page last settled: the last run's `script_finished`, or the last moment it stopped
+    showing anything stale, a skeleton or the running indicator (the watcher's "quiet"), if later."""
+    return max(at for at, kind in events if kind in ("finish", "quiet"))
+
+
 def wait_loaded(tab, read_log: str) -> Load:
     """Until the new session's last run has finished and the page is quiet (see the module)."""
     deadline = time.monotonic() + TIMEOUT_S
@@ -90,11 +99,10 @@ def wait_loaded(tab, read_log: str) -> Load:
         runs = [e for e in log["events"] if e[1] in RUN_EVENTS]
         if not runs or runs[-1][1] != "finish" or log["now"] - runs[-1][0] < GRACE_MS:
             continue
-        finished = runs[-1][0]
         while not log["quiet"] and time.monotonic() < deadline:
             tab.wait_for_timeout(10)
             log = tab.evaluate(read_log, 0)
-            finished = log["now"]
+        finished = settled_at(log["events"])
         socket = next((e[0] for e in log["events"] if e[1] == "socket"), float("nan"))
         started = next(e[0] for e in runs if e[1] == "start")
         return Load(finished, log["events"], socket, started, sum(e[1] == "finish" for e in runs))
@@ -170,3 +178,42 @@ def report(results: dict[tuple[str, str, str], LoadTimes], targets: list[Target]
                   f"{statistics.median(bare.script_ms):>7.0f}")
     print("ms from the navigation's start, medians; socket: the page opened Streamlit's WebSocket; 1st run: "
           "the session's first run began (new_session); script: the server's script runs of the load, summed.")
+
+
+def browser_profile(browser, url: str, new_context: Callable, read_log: str) -> tuple[float, float, list]:
+    """The browser's main thread over a warm load of `url` (a reload after a first load), sampled by
+    Chromium's own profiler (CDP `Profiler`): (busy ms, load ms, [(where, ms)] largest first). "Where" is
+    the script file a sample was in (Streamlit's chunks by name), or Chromium's own categories:
+    "(program)" is native work (style, layout, paint, parsing and compiling scripts), "(garbage
+    collector)" the JavaScript heap's."""
+    context = new_context(browser)
+    try:
+        tab = context.new_page()
+        tab.goto(url)
+        wait_loaded(tab, read_log)
+        cdp = context.new_cdp_session(tab)
+        cdp.send("Profiler.enable")
+        cdp.send("Profiler.setSamplingInterval", {"interval": 250})
+        cdp.send("Profiler.start")
+        tab.reload()
+        load = wait_loaded(tab, read_log)
+        profile = cdp.send("Profiler.stop")["profile"]
+    finally:
+        context.close()
+    frames = {node["id"]: node["callFrame"] for node in profile["nodes"]}
+    spent: dict[str, float] = {}
+    for sample, delta in zip(profile["samples"], profile["timeDeltas"], strict=True):
+        frame = frames[sample]
+        where = frame["url"].rsplit("/", 1)[-1].split("?")[0] or frame["functionName"] or "(native)"
+        where = re.sub(r"\.[\w-]{8}\.js$", ".js", where)  # Streamlit's chunks without their content hash
+        spent[where] = spent.get(where, 0.0) + delta / 1000
+    spent.pop("(idle)", None)
+    return sum(spent.values()), load.finished, sorted(spent.items(), key=lambda item: -item[1])
+
+
+def report_browser_profiles(profiles: dict[str, tuple[float, float, list]], top: int = 8) -> None:
+    print("\nthe browser's main thread over one warm load (Chromium's sampling profiler; busy = not idle, from "
+          "the reload until sampling stopped):")
+    for name, (busy, finished, spent) in profiles.items():
+        parts = ", ".join(f"{where} {ms:.0f}" for where, ms in spent[:top])
+        print(f"  {name:<24} load {finished:5.0f} ms, busy {busy:5.0f} ms: {parts}")

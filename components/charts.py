@@ -1,4 +1,5 @@
-"""Charts of the listing: tasks by status over time, tokens by model (altair).
+"""Charts of the listing: tasks by status over time, tokens by model (altair); spend below them
+(spend_charts.py).
 
 The frames are built by pure functions (tested without a browser); `render` fetches the most
 recent tasks under the current filters (up to 500, one page of the list endpoint) and draws both.
@@ -20,7 +21,7 @@ from dailies.spec import limits as L
 from dailies.spec.models import TaskRecord
 from dailies.spec.statuses import TaskStatus
 
-from . import data
+from . import connection, data, spend_charts
 from .task_filters import TaskFilters
 from .task_rows import local_time, tokens
 
@@ -132,3 +133,4 @@ def render(filters: TaskFilters, tz: tzinfo) -> None:
             st.caption("No succeeded tasks yet: tokens are reported on success.")
         else:
             st.altair_chart(tokens_chart(by_model), width="stretch")
+    spend_charts.render(records, connection.client())

@@ -14,12 +14,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from components import costs
 from components.compose_fields import BY_NAME, REQUEST_FIELDS
 from dailies.spec import limits as L
 from dailies.spec import media, pixels
 from dailies.spec.catalog import Model, find_model
 from dailies.spec.drafts import FIELDS_A_FINAL_SETS
 from dailies.spec.models import ContentItem
+from dailies.spec.prices import Cost, NoPrice
 from dailies.spec.problems import Problem
 from dailies.spec.scenarios import MEDIA_ITEM_TYPES, Scenario, content_roles, scenario_of
 from dailies.spec.validation import check_create_body
@@ -339,6 +341,8 @@ class Plan:
     paths: dict[str, str]
     problems: list[Problem]
     estimate: Estimate
+    # The estimated cost of one task (components/costs.py); the batch's is this times the count.
+    cost_each: Cost | NoPrice | None = None
 
     @property
     def ok(self) -> bool:
@@ -392,7 +396,13 @@ def check(values: FormValues) -> Plan:
     if size > L.REQUEST_BODY_MAX_BYTES:
         problems.append(Problem("", f"the request is {size / L.MB:.1f} MB; a request may be at most "
                                     f"{L.REQUEST_BODY_MAX_BYTES // L.MB} MB (use URLs or asset ids for large images)"))
-    return Plan(tasks, [b.body for b in built], paths, problems, estimate(values, len(built)))
+    cost_each = None
+    if built:
+        # The tasks of a batch differ in prompt or seed only: one estimate, without the data URLs.
+        cost_each = costs.request_cost(_stub_media(built[0].body)[0], image_size=first_image_size(values),
+                                       model=values.catalog_model.id if values.catalog_model else None,
+                                       draft=values.draft_record)
+    return Plan(tasks, [b.body for b in built], paths, problems, estimate(values, len(built)), cost_each)
 
 
 def _stub_media(body: dict[str, Any], shown: bool = False) -> tuple[dict[str, Any], int]:

@@ -18,7 +18,9 @@ import re
 
 import streamlit as st
 
+from components import costs
 from components.compose_body import Plan, body_size, shown_body
+from dailies.spec.prices import NoPrice
 
 
 def render(plan: Plan) -> None:
@@ -50,6 +52,18 @@ def _estimate(plan: Plan) -> None:
                             "a draft costs 0.6 of that.")
     else:
         cols[1].metric("Estimated tokens", "—")
+    # The cost on a row of its own: three metrics side by side cut "1280×720" and "108,900" short.
+    cols = st.columns(2)
+    if plan.cost_each is not None:
+        each = plan.cost_each
+        total = costs.times(each, est.count)
+        per = f"{costs.cost_text(each).removeprefix('≈ ')} × {est.count}" if est.count > 1 else "per task"
+        cols[0].metric("Estimated cost", costs.cost_text(total).removeprefix("≈ "),
+                       per if not isinstance(each, NoPrice) else None, delta_color="off", delta_arrow="off",
+                       help=costs.why(each) + " Billed on success from the real usage; a list price, in the "
+                                              "currency of the model's family.")
+    else:
+        cols[0].metric("Estimated cost", "—")
     if est.notes:
         st.caption(" · ".join(est.notes))
 

@@ -29,7 +29,7 @@ from dailies.spec.statuses import TaskStatus
 from . import countdown as cd
 from . import data, pages, player
 from .task_detail import load
-from .task_rows import format_time, length_text, model_as_written, prompt_of, record_from_json, tokens
+from .task_rows import cost_of, format_time, length_text, model_as_written, prompt_of, record_from_json, tokens
 
 VERDICT_FILTER_KEY = "review.verdict_filter"
 BATCH_KEY = "review.batch"
@@ -137,6 +137,7 @@ def comparison_table(results: list[Result]) -> pd.DataFrame:
             "ratio": rec.ratio if rec else None,
             "duration": length_text(rec) if rec else None,
             "tokens": f"{tokens(rec):,}" if rec and tokens(rec) is not None else None,
+            "cost": cost_of(rec, r.submission) if rec else None,
             "verdict": review.verdict,
             "stars": review.stars or None,
         }
@@ -231,7 +232,8 @@ def card(journal: Journal, result: Result, now: float, tz: tzinfo) -> None:
         details = [short_id(result.task_id)]
         if rec is not None:
             details += [model_as_written(rec, result.submission),
-                        f"{rec.resolution} · {rec.ratio} · {length_text(rec)}", format_time(rec.created_at, tz)]
+                        f"{rec.resolution} · {rec.ratio} · {length_text(rec)}", cost_of(rec, result.submission),
+                        format_time(rec.created_at, tz)]
         st.caption(" · ".join(d for d in details if d))
         line = _status_line(result, now)
         if line:
@@ -364,7 +366,7 @@ def single(client: Client | None, journal: Journal, by_id: dict[str, Result], ta
         if result.record is not None:
             rec = result.record
             st.caption(f"{model_as_written(rec, result.submission)} · {rec.resolution} · {rec.ratio} · "
-                       f"{length_text(rec)} · seed {rec.seed} · "
+                       f"{length_text(rec)} · seed {rec.seed} · {cost_of(rec, result.submission)} · "
                        f"created {format_time(rec.created_at, tz)}")
         review_widgets(journal, result)
         _link_to_tasks(task_id)

@@ -16,6 +16,7 @@ from dailies.journal import Submission
 from dailies.spec.models import TaskRecord
 from dailies.spec.statuses import ACTIVE, TaskStatus
 
+from . import costs
 from . import countdown as cd
 
 STATUS_EMOJI: dict[str, str] = {
@@ -29,7 +30,7 @@ STATUS_EMOJI: dict[str, str] = {
 
 # The table's columns, in order. Tests and column_config refer to these names.
 COLUMNS = ("status", "id", "prompt", "link expires", "deadline", "model", "resolution", "ratio", "length", "tokens",
-           "created", "updated", "record deleted", "kept")
+           "cost", "created", "updated", "record deleted", "kept")
 
 
 def status_label(status: str) -> str:
@@ -117,6 +118,11 @@ def model_as_written(record: TaskRecord | None, submission: Submission | None) -
     return written or served
 
 
+def cost_of(record: TaskRecord, submission: Submission | None) -> str:
+    """The cost cell: from the usage, or while the task runs the estimate of what this dashboard sent."""
+    return costs.cost_text(costs.record_cost(record, submission.request if submission else None))
+
+
 def _countdown_cell(record: TaskRecord, kind: cd.Kind, now: float) -> str:
     clock = cd.countdown(record, kind, now)
     if clock is None:
@@ -138,6 +144,7 @@ def table_rows(records: Iterable[TaskRecord], submissions: Mapping[str, Submissi
             "ratio": r.ratio or "",
             "length": length_text(r),
             "tokens": tokens(r),
+            "cost": cost_of(r, submissions.get(r.id)),
             "created": local_time(r.created_at, tz),
             "updated": local_time(r.updated_at, tz),
             "deadline": _countdown_cell(r, "execution", now),

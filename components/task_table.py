@@ -112,6 +112,8 @@ COLUMN_CONFIG = {
     "prompt": st.column_config.TextColumn("prompt", width=220,
                                           help="From this dashboard's journal; empty for tasks created elsewhere."),
     "tokens": st.column_config.NumberColumn("tokens", format="localized"),
+    "cost": st.column_config.TextColumn("cost", width=90, help="From the task's usage at the list price of its "
+                                        "model (≈: estimated while it runs; no price: none is known)."),
     "created": st.column_config.DatetimeColumn("created", format="D MMM HH:mm"),
     "updated": st.column_config.DatetimeColumn("updated", format="distance"),
     "deadline": st.column_config.TextColumn("deadline in", width=125, help="Queued or running tasks expire unrun after "

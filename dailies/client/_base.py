@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from datetime import date
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
@@ -161,6 +162,9 @@ class RequestSpec:
         )
 
 
+API_PREFIX = "/api/v3"  # the specification's base path; Dailies' own API lives beside it
+
+
 class Endpoints:
     """The API's requests, as `RequestSpec`s for one configuration."""
 
@@ -196,6 +200,12 @@ class Endpoints:
 
     def callbacks(self, task_id: str) -> RequestSpec:
         return RequestSpec("GET", self._task_url(task_id) + "/callbacks", self._headers())
+
+    def spend(self, since: date | None) -> RequestSpec:
+        """`GET /dailies/v1/spend` beside the `/api/v3` base (a Dailies service's own API)."""
+        root = self._config.base_url.removesuffix("/").removesuffix(API_PREFIX)
+        params = {"since": since.isoformat()} if since else None
+        return RequestSpec("GET", f"{root}/dailies/v1/spend", self._headers(), params=params)
 
     def download(self, url: str) -> RequestSpec:
         """A GET of a result file. Relative URLs are taken from the base URL's host. The key is sent

@@ -6,6 +6,7 @@ import inspect
 import os
 import random
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from dailies.spec.models import (
     FilterStatus,
     ListTasksResponse,
     ServiceTier,
+    SpendReport,
     TaskRecord,
 )
 
@@ -201,6 +203,11 @@ class AsyncClient:
             await self._clock.asleep(delay)
 
     # ---- conveniences over the endpoints ----
+
+    async def spend(self, since: date | None = None) -> SpendReport:
+        """A project's spend and budgets from a Dailies service's ledger (`/dailies/v1/spend`, beyond the
+        specification): the real service answers 404 (`NotFoundError`)."""
+        return parse_model(await self._send(self._endpoints.spend(since)), SpendReport)
 
     async def wait(
         self,

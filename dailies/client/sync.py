@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from dailies.spec.models import (
     FilterStatus,
     ListTasksResponse,
     ServiceTier,
+    SpendReport,
     TaskRecord,
 )
 
@@ -199,6 +201,11 @@ class Client:
             self._clock.sleep(delay)
 
     # ---- conveniences over the endpoints ----
+
+    def spend(self, since: date | None = None) -> SpendReport:
+        """A project's spend and budgets from a Dailies service's ledger (`/dailies/v1/spend`, beyond the
+        specification): the real service answers 404 (`NotFoundError`)."""
+        return parse_model(self._send(self._endpoints.spend(since)), SpendReport)
 
     def wait(
         self,

@@ -10,6 +10,7 @@ Ranges and enumerations come from `limits`; rules that look at more than one fie
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -238,6 +239,35 @@ class CallbackLog(_Open):
     """A task's callback deliveries, oldest first."""
 
     items: list[CallbackAttempt]
+
+
+class SpendItem(_Open):
+    """Spend of one day (UTC), member, model, currency and state (settled or reserved) of a project,
+    from a Dailies service's ledger (`GET /dailies/v1/spend`, beyond the specification)."""
+
+    day: str
+    member: str = ""
+    model: str
+    currency: str | None = None  # None: the model has no known price
+    state: str
+    tasks: int
+    tokens: int
+    amount: Decimal
+
+
+class SpendBudget(_Open):
+    member: str | None = None  # None: the whole project
+    period: str  # "2026-11" or "total"
+    currency: str
+    amount: Decimal
+    spent: Decimal
+    reserved: Decimal
+    left: Decimal
+
+
+class SpendReport(_Open):
+    items: list[SpendItem]
+    budgets: list[SpendBudget] = []
 
 
 # ---------- 7 errors ----------

@@ -12,6 +12,7 @@ import io
 import json
 import re
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -269,8 +270,10 @@ def test_final_from_a_draft(client, journal):
     sent = body(at)
     assert sent == {"model": V15, "content": [{"type": "draft_task", "draft_task": {"id": draft.id}}],
                     "resolution": "720p"}
-    # Size and tokens follow the draft's ratio and length: 4:3 at 720p for 4 s.
-    assert [m.value for m in at.metric] == ["1112×834", f"{pixels.estimate_tokens(1112, 834, 4):,}"]
+    # Size, tokens and cost follow the draft's ratio and length: 4:3 at 720p for 4 s, with the draft's
+    # audio (1.5 Pro with audio: ¥16 per million tokens, docs/prices.md).
+    tokens = pixels.estimate_tokens(1112, 834, 4)
+    assert [m.value for m in at.metric] == ["1112×834", f"{tokens:,}", f"¥{Decimal(tokens) * 16 / 10**6:.2f}"]
     assert not {w.key for w in at.slider} & {"compose.duration"}
 
     send(at)
@@ -424,15 +427,18 @@ def test_token_estimate_and_pixel_size(dashboard_env):
     at = setup(compose(), model=V15, prompt="a lighthouse", resolution="1080p", duration=5)
     at.selectbox(key="compose.ratio").set_value("16:9")
     rerun(at)
-    # 1920x1080 for 5 s: the 245,025 tokens of the real service's bills.
-    assert [m.value for m in at.metric] == ["1920×1080", "245,025"]
+    # 1920x1080 for 5 s: the 245,025 tokens of the real service's bills, at 1.5 Pro's ¥16 with audio.
+    assert [m.value for m in at.metric] == ["1920×1080", "245,025", "¥3.92"]
 
     at.number_input(key="compose.variations").set_value(3)
     at.toggle(key="compose.draft").set_value(True)
     rerun(at)
     each = pixels.estimate_tokens(864, 496, 5, draft=True)
-    assert [m.value for m in at.metric] == ["864×496", f"{each * 3:,}"]
+    each_cost = Decimal(each) * 16 / 10**6
+    assert [m.value for m in at.metric] == ["864×496", f"{each * 3:,}", f"¥{each_cost * 3:.2f}"]
     assert f"{each:,} × 3" in [str(m.proto.delta) for m in at.metric][1]
+    # The batch's cost: three drafts, each priced as the service bills a draft's tokens.
+    assert f"¥{each_cost:.2f} × 3" in [str(m.proto.delta) for m in at.metric][2]
 
     at.toggle(key="compose.draft").set_value(False)
     at.checkbox(key="compose.duration_auto").set_value(True)

@@ -7,6 +7,7 @@ The module has a service of its own, so the grid holds exactly the results made 
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -86,6 +87,8 @@ def test_grid_shows_each_succeeded_result_with_player_and_review_controls(env, r
     assert [f.key for f in at.feedback] == [f"review.stars.{t}" for t in results]
     assert [t.key for t in at.text_area] == [f"review.notes.{t}" for t in results]
     assert all(":green-badge[🟢 Result link expires in 23 h" in m.value for m in at.markdown if "badge" in m.value)
+    # Each card says what its task cost, from the usage at the model's list price.
+    assert len([c for c in at.caption if re.search(r" · ¥\d+\.\d{2} · ", c.value)]) == 3
 
 
 def test_prompt_comes_from_the_journal(env, results):

@@ -11,6 +11,7 @@ import os
 import re
 import time
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,9 @@ def test_rows_show_journal_prompt_and_record_fields(dashboard_env, seeded):
     assert row["status"] == "✅ succeeded"
     assert (row["model"], row["resolution"], row["ratio"], row["length"]) == (V2, "480p", "16:9", "4 s")
     assert row["tokens"] == 864 * 496 * (24 * 4 + 1) // 1024
+    # 2.0 at 480p: ¥46 per million tokens (docs/prices.md), from the record's usage.
+    assert row["cost"] == f"¥{Decimal(int(row['tokens'])) * 46 / 10**6:.2f}"
+    assert frame.loc[seeded.failed, "cost"] == "¥0.00"  # only succeeded tasks are billed
     assert row["created"] is not None and row["updated"] >= row["created"]
     assert row["link expires"].startswith("🟢 23 h") and row["record deleted"].startswith("🟢 6 d")
     assert frame.loc[seeded.failed, "status"] == "❌ failed"
@@ -355,9 +359,12 @@ def test_charts_tab_draws_both_charts_only_while_it_is_open(dashboard_env, seede
     at.session_state[task_table.VIEW_KEY] = CHARTS_TAB  # as a click on the tab leaves it
     at.run()
     no_errors(at)
-    assert len(charts_of(at)) == 2 and not table_ids(at)
-    assert any("Tasks by status over time" in m.value for m in at.markdown)
-    assert any("Tokens by model" in m.value for m in at.markdown)
+    # Status and tokens from the listing; spend by model from it too, and per day and per person from
+    # the service's ledger (a Dailies service keeps one).
+    assert len(charts_of(at)) == 5 and not table_ids(at)
+    for heading in ("Tasks by status over time", "Tokens by model", "Spend by model", "Spend per day",
+                    "Spend per person"):
+        assert any(heading in m.value for m in at.markdown), heading
 
 
 # ---------- countdowns near and past zero (a service whose clock runs behind) ----------

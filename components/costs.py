@@ -1,0 +1,101 @@
+"""Money as the dashboard shows it: the cost of a request (Compose), of a record (Tasks, Review),
+of many (Charts). Pure functions over `dailies.spec.prices` (no Streamlit), so pages and tests share
+them. A cost that cannot be given says "no price", never 0.
+
+The price table is the built-in one, or an operator's file (`DAILIES_PRICES_FILE`) over it, read
+once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from pydantic import ValidationError
+
+from dailies.spec.models import CreateTaskRequest, TaskRecord
+from dailies.spec.prices import Cost, NoPrice, Price, cost, prices_from_env
+from dailies.spec.statuses import ACTIVE
+
+SYMBOLS = {"CNY": "¥", "USD": "$"}
+NO_PRICE = "no price"
+
+
+@functools.cache
+def price_table() -> tuple[Price, ...]:
+    return prices_from_env()
+
+
+def request_cost(body: Mapping[str, Any], model: str | None = None, image_size: tuple[int, int] | None = None,
+                 draft: Mapping[str, Any] | None = None) -> Cost | NoPrice:
+    """The estimated cost of one create body; `model` is the catalog id behind an endpoint id,
+    `image_size` the first image's (which `adaptive` follows), `draft` the draft's record when the
+    body finalises one."""
+    try:
+        request = CreateTaskRequest.model_validate(dict(body))
+        draft_record = TaskRecord.model_validate(dict(draft)) if draft else None
+    except ValidationError:
+        return NoPrice(str(body.get("model") or ""), "the request is not complete yet")
+    return cost(request, prices=price_table(), model=model, image_size=image_size, draft=draft_record)
+
+
+def record_cost(record: TaskRecord, body: Mapping[str, Any] | None = None) -> Cost | NoPrice:
+    """What a task cost (its usage), or while it is queued or running, the estimate of the body that
+    created it when the journal has it."""
+    if record.status in ACTIVE:
+        if body is None:
+            return NoPrice(record.model or "", "estimated only for tasks sent from this dashboard")
+        return request_cost(body, model=record.model)
+    return cost(record, prices=price_table())
+
+
+def amount_text(amount: Decimal, currency: str) -> str:
+    """¥4.90, $0.76; small amounts keep their significant digits ($0.0042)."""
+    symbol = SYMBOLS.get(currency, f"{currency} ")
+    if amount and abs(amount) < Decimal("0.1"):
+        return f"{symbol}{amount:.4f}"
+    return f"{symbol}{amount:,.2f}"
+
+
+def cost_text(result: Cost | NoPrice) -> str:
+    """One cell: "¥4.90", "≈ ¥4.90" for an estimate, or "no price"."""
+    if isinstance(result, NoPrice):
+        return NO_PRICE
+    text = amount_text(result.amount, result.currency)
+    return f"≈ {text}" if result.estimated else text
+
+
+def times(result: Cost | NoPrice, count: int) -> Cost | NoPrice:
+    """The cost of `count` tasks like this one."""
+    if isinstance(result, NoPrice) or count == 1:
+        return result
+    return Cost(result.amount * count, result.currency, result.tokens * count, result.estimated, result.price,
+                result.assumptions)
+
+
+def sum_text(results: Iterable[Cost | NoPrice]) -> str:
+    """The total of several costs, per currency ("¥9.80 + $1.20"); says how many have no price."""
+    totals: dict[str, Decimal] = {}
+    unpriced = 0
+    for result in results:
+        if isinstance(result, NoPrice):
+            unpriced += 1
+        else:
+            totals[result.currency] = totals.get(result.currency, Decimal(0)) + result.amount
+    parts = [amount_text(amount, currency) for currency, amount in sorted(totals.items())]
+    if unpriced:
+        parts.append(f"{unpriced} with no price")
+    return " + ".join(parts) if parts else NO_PRICE
+
+
+def why(result: Cost | NoPrice) -> str:
+    """The reason of a "no price", or the price a cost used (for a tooltip or a caption)."""
+    if isinstance(result, NoPrice):
+        return f"No price: {result.reason}."
+    price = result.price
+    per = amount_text(price.per_million, price.currency) if price.per_million is not None else "?"
+    assumed = f" Assumed: {'; '.join(result.assumptions)}." if result.assumptions else ""
+    source = price.source.split(":")[0]
+    return f"{result.tokens:,} tokens at {per} per million tokens ({source}, {price.date}).{assumed}"

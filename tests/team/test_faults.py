@@ -296,6 +296,8 @@ def test_five_workers_started_at_once_while_tasks_are_created_all_run(team, tmp_
     assert Counter(final[t].status for t in created) == {"succeeded": len(created)}
     with team.engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM schema_version")).scalar() == 1
+    outcome_line(f"five workers started under load ({backend}, {schema} schema)", created, final,
+                 created_while_starting=len(created) - 3, workers_alive=sum(w.alive() for w in workers))
 
 
 @pytest.mark.parametrize("process,grace", [("worker", "60"), ("worker", "0"), ("serve", "60")])
@@ -307,7 +309,9 @@ def test_sigterm_mid_render_finishes_or_requeues_the_task_and_exits_0(team, proc
         api = stopping = team.serve(workers=1, extra_args=("--grace-period", grace))
     [task_id] = team.create(api, LONG)
     wait_for(lambda: team.states()[task_id].status == "running", "the render to start")
+    stopped_at = time.monotonic()
     assert stopping.terminate() == 0
+    stop_s = time.monotonic() - stopped_at
     row = team.states()[task_id]
     if grace == "0":
         # Put back at once, and the run does not count against the task's attempts.
@@ -319,3 +323,6 @@ def test_sigterm_mid_render_finishes_or_requeues_the_task_and_exits_0(team, proc
     else:
         assert row.status == "succeeded", row
     assert "Traceback" not in stopping.output()
+    final = team.states()
+    outcome_line(f"SIGTERM on {process} mid-render, grace {grace} s", [task_id], final,
+                 stopped_after_s=f"{stop_s:.1f}", status_at_exit=row.status)

@@ -106,27 +106,44 @@ class Backend:
         return {key.rsplit("/", 1)[1] for key in self.s3.keys(TEST_BUCKET, prefix)}
 
 
-@pytest.fixture(scope="session")
-def postgres_server():
+@contextmanager
+def started_postgres() -> Iterator[PostgresServer]:
+    """A throwaway PostgreSQL cluster for as long as the block runs (skipped, or failed under CI,
+    where it cannot start)."""
     try:
         server = PostgresServer().start()
     except ServerUnavailable as exc:
         unavailable(str(exc))
-    yield server
-    server.stop()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
-@pytest.fixture(scope="session")
-def s3_server():
+@contextmanager
+def started_s3(bucket: str) -> Iterator[SeaweedServer]:
+    """A SeaweedFS S3 server with `bucket`, for as long as the block runs."""
     try:
         server = SeaweedServer().start()
     except ServerUnavailable as exc:
         unavailable(str(exc))
     try:
-        server.create_bucket(TEST_BUCKET)
+        server.create_bucket(bucket)
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    with started_postgres() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    with started_s3(TEST_BUCKET) as server:
+        yield server
 
 
 @contextmanager

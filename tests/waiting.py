@@ -17,6 +17,19 @@ def wait_until(condition: Callable[[], object], what: str, timeout: float = 30.0
         time.sleep(interval)
 
 
+def wait_for(probe: Callable[[], object], what: str, timeout: float = 180.0, interval: float = 0.1):
+    """Poll until `probe()` returns something truthy and return it; fail naming `what` and the last
+    value if it never does within `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; last value: {value!r}")
+        time.sleep(interval)
+
+
 def wait_past_second(moment: float) -> None:
     """Until the wall clock is in a later second than `moment`. The list window is [T - 7 days, T) to
     the second (spec 4.2): from then on, a list shows everything created by `moment`, so a count

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections import Counter
 
 import httpx
@@ -23,6 +22,7 @@ from dailies.service.db import callback_events, tasks
 from ..callbacks.receiver import Receiver
 from ..conftest import TEST_BUCKET
 from ..processes import Serve, Worker
+from ..waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -32,17 +32,6 @@ STALE_AFTER = 3.0
 TERMINAL = ("succeeded", "failed", "expired", "cancelled")
 # Small renders, so 60 of them stay quick on 2 cores: 480p, 4 s, no audio.
 BODY = {"model": "doubao-seedance-2-0-260128", "resolution": "480p", "duration": 4, "generate_audio": False}
-
-
-def wait_for(probe, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; last value: {value!r}")
-        time.sleep(0.1)
 
 
 def worker_pid(worker_id: str) -> int:
@@ -87,16 +76,16 @@ def test_two_api_nodes_and_three_workers_share_only_the_database_and_the_bucket(
             ids.append(response.json()["id"])
 
         # Kill the worker of the first running task found, mid-render.
-        running = wait_for(lambda: [r for r in states().values() if r.status == "running"], 120,
-                           "a task to start rendering")
+        running = wait_for(lambda: [r for r in states().values() if r.status == "running"],
+                           "a task to start rendering", 120)
         victim = next(w for w in workers if w.pid == worker_pid(running[0].worker_id))
         victim.kill()
         held = [r.id for r in states().values()
                 if r.status == "running" and worker_pid(r.worker_id) == victim.pid]
         assert held, "the killed worker held no running task"
 
-        final = wait_for(lambda: (s := states()) and all(s[t].status in TERMINAL for t in ids) and s, 240,
-                         "every task to finish")
+        final = wait_for(lambda: (s := states()) and all(s[t].status in TERMINAL for t in ids) and s,
+                         "every task to finish", 240)
         assert Counter(final[t].status for t in ids) == {"succeeded": TASK_COUNT}
         for task_id in ids:
             expected_runs = 2 if task_id in held else 1
@@ -116,7 +105,7 @@ def test_two_api_nodes_and_three_workers_share_only_the_database_and_the_bucket(
                 events = conn.execute(select(callback_events).order_by(callback_events.c.seq)).all()
             return events if events and all(e.state != "pending" for e in events) else None
 
-        events = wait_for(settled, 120, "every callback event to be delivered")
+        events = wait_for(settled, "every callback event to be delivered", 120)
         assert {e.state for e in events} == {"delivered"}
         deliveries = receiver.deliveries()
         assert sorted(d.webhook_id for d in deliveries) == sorted(e.webhook_id for e in events)

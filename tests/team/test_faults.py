@@ -25,9 +25,10 @@ from sqlalchemy import create_engine, select, text
 
 from dailies.service.db import tasks
 
-from ..conftest import unavailable
+from ..conftest import started_postgres, started_s3
 from ..processes import Serve, Worker
-from ..servers import PostgresServer, SeaweedServer, ServerUnavailable, free_port
+from ..servers import free_port
+from ..waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -39,17 +40,6 @@ SMALL = {"model": "doubao-seedance-1-0-pro-250528", "resolution": "480p", "durat
 # Long enough that a signal reliably lands while it renders.
 LONG = {**SMALL, "duration": 12}
 _names = itertools.count(1)
-
-
-def wait_for(probe, what: str, timeout: float = 180.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; last value: {value!r}")
-        time.sleep(0.1)
 
 
 def worker_pid(worker_id: str) -> int:
@@ -65,25 +55,14 @@ def scrape(url: str) -> dict[tuple[str, tuple], float]:
 
 @pytest.fixture(scope="module")
 def pg():
-    try:
-        server = PostgresServer().start()
-    except ServerUnavailable as exc:
-        unavailable(str(exc))
-    yield server
-    server.stop()
+    with started_postgres() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def s3():
-    try:
-        server = SeaweedServer().start()
-    except ServerUnavailable as exc:
-        unavailable(str(exc))
-    try:
-        server.create_bucket(BUCKET)
+    with started_s3(BUCKET) as server:
         yield server
-    finally:
-        server.stop()
 
 
 class Deployment:

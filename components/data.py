@@ -23,13 +23,14 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
-from dailies.client import Client, DailiesError
+from dailies.client import APIError, Client, DailiesError
 from dailies.journal import Journal
 from dailies.spec.models import ListTasksResponse, TaskRecord
 
@@ -115,16 +116,53 @@ def list_tasks(max_age: float = LIST_MAX_AGE_S, remember_in: Journal | None = No
     (0: read it now). Records read from the service by this call are kept in `remember_in` (those
     of a cached listing were kept by the call that read them). Raises the client's errors (a failed
     read is not kept), and NoConnection without a usable key and base URL."""
+    page = list_each([query], max_age, remember_in)[0]
+    if isinstance(page, APIError):
+        raise page
+    return page
+
+
+# Reads of several listings at once wait for the service side by side (HTTP: the GIL is free).
+_readers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dailies-list")
+
+
+def list_each(queries: Sequence[dict[str, Any]], max_age: float = LIST_MAX_AGE_S,
+              remember_in: Journal | None = None) -> list[ListTasksResponse | APIError]:
+    """`list_tasks` of each query, in order, with the same freshness; those not served by the cache are
+    read side by side (Review lists both tiers: a new session reads both). A read the service refuses
+    or cannot answer is returned as its error, so one failed listing leaves the others; NoConnection
+    without a usable key and base URL."""
     conn, client = connection.current(), connection.client()
     if client is None:
         raise NoConnection("no usable connection: a key and a valid base URL are needed")
     asked_at = time.time()
     session_began = st.session_state.setdefault(SESSION_BEGAN_KEY, asked_at)
-    key = (conn.cache_id, _generation(conn.cache_id), _query_key(query))
-    listing = _cached(key, read_since=max(asked_at - max_age, session_began)) or _read(key, client)
-    if remember_in is not None and listing.read_at >= asked_at:
-        remember(remember_in, listing.page.items)
-    return listing.page
+    read_since = max(asked_at - max_age, session_began)
+    keys = [(conn.cache_id, _generation(conn.cache_id), _query_key(query)) for query in queries]
+    found: list[_Listing | APIError | None] = [_cached(key, read_since) for key in keys]
+    missing = [index for index, listing in enumerate(found) if listing is None]
+    if len(missing) == 1:  # no hand-off to a thread for the usual single read
+        found[missing[0]] = _read_or_error(keys[missing[0]], client)
+    elif missing:
+        for index, listing in zip(missing, _readers.map(lambda i: _read_or_error(keys[i], client), missing),
+                                  strict=True):
+            found[index] = listing
+    out: list[ListTasksResponse | APIError] = []
+    for listing in found:
+        if isinstance(listing, _Listing):
+            if remember_in is not None and listing.read_at >= asked_at:
+                remember(remember_in, listing.page.items)
+            out.append(listing.page)
+        else:
+            out.append(listing)
+    return out
+
+
+def _read_or_error(key: tuple, client: Client) -> _Listing | APIError:
+    try:
+        return _read(key, client)
+    except APIError as exc:
+        return exc
 
 
 def remember(journal: Journal, records: Iterable[TaskRecord]) -> None:

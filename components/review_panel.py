@@ -83,12 +83,12 @@ def gather(journal: Journal, online: bool, max_age: float = data.LIST_MAX_AGE_S)
     if not online:
         problems.append("No service connection: showing kept results only.")
     else:
-        for tier in ("default", "flex"):
-            try:
-                page = data.list_tasks(max_age, remember_in=journal, status=TaskStatus.SUCCEEDED,
-                                       page_size=LIST_SIZE, service_tier=tier)
-            except APIError as exc:
-                problems.append(f"Could not list {tier} tasks: {exc}")
+        tiers = ("default", "flex")
+        pages = data.list_each([{"status": TaskStatus.SUCCEEDED, "page_size": LIST_SIZE, "service_tier": tier}
+                                for tier in tiers], max_age, remember_in=journal)
+        for tier, page in zip(tiers, pages, strict=True):
+            if isinstance(page, APIError):
+                problems.append(f"Could not list {tier} tasks: {page}")
                 continue
             records.update((r.id, r) for r in page.items)
     kept_by_task: dict[str, dict[str, KeptFile]] = {}

@@ -136,3 +136,33 @@ def test_a_change_made_here_drops_that_connections_listings_only(reads, two):
     bravo.run()
     assert len(reads) == 3  # alpha read anew; bravo's listing stayed
     assert listed(alpha) == two.ids[KEY_A] and listed(bravo) == two.ids[KEY_B]
+
+
+def two_listings_app() -> None:
+    """A page that lists two queries at once (as Review lists both tiers), then one of them alone."""
+    import streamlit as st
+
+    from components import data
+
+    pages = data.list_each([{"page_size": 20}, {"page_size": 20, "service_tier": "flex"}],
+                           max_age=st.session_state.get("test.max_age", data.LIST_MAX_AGE_S))
+    st.markdown("ids: " + " ".join(sorted(r.id for r in pages[0].items)))
+    st.markdown(f"flex: {len(pages[1].items)}")
+    again = data.list_tasks(page_size=20)  # the same query as the first: the listing just read
+    st.markdown("again: " + " ".join(sorted(r.id for r in again.items)))
+
+
+def test_several_listings_at_once_are_read_once_each_and_cached_like_one(reads, two):
+    at = AppTest.from_function(two_listings_app, default_timeout=30)
+    at.session_state[connection.API_KEY_KEY] = KEY_A
+    at.run()
+    assert listed(at) == two.ids[KEY_A]
+    assert any(m.value == "flex: 0" for m in at.markdown)  # every task here is on the default tier
+    again = next(m.value for m in at.markdown if m.value.startswith("again:"))
+    assert set(again.split()[1:]) == two.ids[KEY_A]
+    assert sorted(reads) == sorted([repr({"page_size": 20}), repr({"page_size": 20, "service_tier": "flex"})])
+    at.run()
+    assert len(reads) == 2  # a rerun is served from the cache
+    at.session_state["test.max_age"] = 0
+    at.run()
+    assert len(reads) == 4  # read now: both anew

@@ -57,6 +57,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         stale_after=args.stale_after,
         database_url=args.database_url,
         storage=args.storage,
+        **cli_team.upstream_settings(args),
     )
     try:
         wait_for_database(settings, threading.Event())
@@ -158,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--stale-after", type=float, default=15.0,
                        help="seconds without a heartbeat after which a running task is put back in the queue")
     cli_team.add_grace_period_argument(serve)
+    cli_team.add_upstream_arguments(serve)
     cli_team.add_backend_arguments(serve)
     cli_team.describe_deployment(serve)
     serve.set_defaults(func=cmd_serve)

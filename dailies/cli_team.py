@@ -68,10 +68,34 @@ def register_worker(sub, default_slots: int, default_data_dir: Path) -> None:
     worker.add_argument("--stale-after", type=float, default=15.0,
                         help="seconds without a heartbeat after which a running task is put back in the queue")
     add_grace_period_argument(worker)
+    add_upstream_arguments(worker)
     worker.add_argument("--metrics-port", type=int, default=None,
                         help="serve Prometheus metrics on this port (/metrics; a worker has no other HTTP)")
     worker.add_argument("--log-file", type=Path, help="write the log to this file instead of stderr")
     worker.set_defaults(func=cmd_worker)
+
+
+def add_upstream_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--upstream", default=os.environ.get("DAILIES_UPSTREAM_URL") or None, metavar="URL",
+                        help="a gateway: forward renders to this /api/v3 base (the real Ark or ModelArk, or another "
+                             "Dailies) with the keys of DAILIES_UPSTREAM_KEYS=name:key,... (DAILIES_UPSTREAM_URL)")
+    parser.add_argument("--upstream-concurrency", type=int, default=10,
+                        help="tasks running upstream at once per model and upstream key (default 10); the rest "
+                             "wait in this service's queue")
+
+
+def upstream_settings(args: argparse.Namespace) -> dict:
+    """Settings fields of a gateway (none without --upstream)."""
+    if not args.upstream:
+        return {}
+    from .generator.upstream import parse_upstream_keys
+
+    keys = parse_upstream_keys(os.environ.get("DAILIES_UPSTREAM_KEYS", ""))
+    if not keys:
+        raise SystemExit("--upstream needs the team's upstream keys: DAILIES_UPSTREAM_KEYS=name:key,...")
+    if args.upstream_concurrency < 1:
+        raise SystemExit("--upstream-concurrency must be 1 or more")
+    return {"upstream_url": args.upstream, "upstream_keys": keys, "upstream_concurrency": args.upstream_concurrency}
 
 
 def add_grace_period_argument(parser: argparse.ArgumentParser) -> None:
@@ -91,7 +115,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     settings = Settings(
         data_dir=args.data_dir, workers=args.slots, database_url=args.database_url, storage=args.storage,
         public_url=args.public_url, allow_loopback_inputs=args.allow_loopback_inputs,
-        stale_after=args.stale_after,
+        stale_after=args.stale_after, **upstream_settings(args),
     )
     return run_worker(settings, grace_period=args.grace_period, metrics_port=args.metrics_port)
 

@@ -41,6 +41,11 @@ class RenderJob:
     output_dir: Path
     seed: int
     draft: bool = False
+    # What an earlier run of this task saved with `checkpoint` (a gateway: the upstream task's id),
+    # so a render picked up after a stop or a crash continues instead of starting again.
+    state: dict[str, Any] = field(default_factory=dict)
+    # Saves `state` with the task, durably, before the call returns (raises if it cannot).
+    checkpoint: Callable[[dict[str, Any]], None] = lambda state: None
 
 
 @dataclass(frozen=True, kw_only=True)

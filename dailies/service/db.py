@@ -76,6 +76,7 @@ tasks = Table(
     Column("result", Text),  # what the render actually used, as JSON
     Column("video_file", String),
     Column("last_frame_file", String),
+    Column("generator_state", Text),  # what the generator checkpointed (RenderJob.state), as JSON
     Index("ix_tasks_list", "project", "service_tier", "created_at"),
     Index("ix_tasks_list_status", "project", "service_tier", "status", "created_at"),
     Index("ix_tasks_list_endpoint", "project", "service_tier", "endpoint", "created_at"),

@@ -80,7 +80,7 @@ class Services:
         # Prices: the built-in table, or an operator's file over it (DAILIES_PRICES_FILE, docs/prices.md).
         self.prices = prices_from_env()
         self.tasks = TaskService(settings, self.store, self.storage, self.prices)
-        self.workers = WorkerPool(settings, self.store, generator or _preview_generator(), self.storage,
+        self.workers = WorkerPool(settings, self.store, generator or _generator_for(settings), self.storage,
                                   self.wakeups, self.health, self.metrics)
 
     def _task_changed(self, conn: Connection, row: Row) -> None:
@@ -168,7 +168,12 @@ def _api_keys_after_renaming_legacy_projects(settings: Settings, engine) -> dict
     return api_keys
 
 
-def _preview_generator() -> Generator:
+def _generator_for(settings: Settings) -> Generator:
+    """The preview renderer, or with an upstream URL the forwarding generator (a gateway)."""
+    if settings.upstream_url:
+        from ..generator.upstream import UpstreamGenerator
+
+        return UpstreamGenerator(settings.upstream_url, settings.upstream_keys)
     from ..generator import PreviewGenerator
 
     return PreviewGenerator()

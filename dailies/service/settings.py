@@ -59,6 +59,12 @@ class Settings:
     callback_timeout: float = 10.0
     clock: Callable[[], float] = time.time
     log_requests: bool = True
+    # A gateway (dailies/generator/upstream.py): renders are forwarded to this `/api/v3` base with
+    # the team's upstream keys (name, key) in order of priority; at most `upstream_concurrency`
+    # tasks per model and key run there at once, the rest wait in our queue.
+    upstream_url: str | None = None
+    upstream_keys: list = field(default_factory=list)
+    upstream_concurrency: int = 10
 
     def __post_init__(self) -> None:
         if not self.callback_retry_delays or any(d < 0 for d in self.callback_retry_delays):

@@ -74,6 +74,8 @@ _IDEMPOTENCY_SEEN = select(idempotency).where(
 # the schema lock of db.py (one 64-bit key).
 _PROJECT_LOCK_NAMESPACE = 0x6461696C  # "dail"
 _LOCK_PROJECT = text("SELECT pg_advisory_xact_lock(:namespace, hashtext(:project))")
+# Serializes a gateway's capped claims (`claim_next(running_cap=...)`): a namespace of its own.
+_LOCK_CLAIMS = text("SELECT pg_advisory_xact_lock(1667329129, 0)")  # 0x63616c69, "cali"
 
 
 def _as_is(column: ColumnElement) -> ColumnElement:
@@ -276,10 +278,15 @@ class TaskStore:
         if self.on_change:
             self.on_change(conn, row)
 
-    def claim_next(self, worker_id: str, now: float) -> Row | None:
+    def claim_next(self, worker_id: str, now: float, running_cap: int | None = None) -> Row | None:
         """Take the next queued task: `default` tier before `flex`; within one endpoint larger
         priority first, then age; across endpoints, the endpoint whose oldest queued task is
-        oldest goes first (so priority reorders an endpoint's own turn, not other endpoints')."""
+        oldest goes first (so priority reorders an endpoint's own turn, not other endpoints').
+
+        `running_cap` (a gateway: the upstream's tasks at once per model, times its keys): only a
+        task whose model has fewer tasks running than that; the others stay queued here. Claims
+        are then serialized (an advisory lock on PostgreSQL), so concurrent claims cannot both
+        take the last place."""
         t = tasks.alias("t")
         u = tasks.alias("u")
         endpoint_age = (
@@ -287,8 +294,14 @@ class TaskStore:
             .where(u.c.status == TaskStatus.QUEUED, u.c.endpoint == t.c.endpoint, u.c.tier_rank == t.c.tier_rank)
             .scalar_subquery()
         )
+        where = [t.c.status == TaskStatus.QUEUED, t.c.deadline_at > int(now)]
+        if running_cap is not None:
+            r = tasks.alias("r")
+            running = (select(func.count()).select_from(r)
+                       .where(r.c.status == TaskStatus.RUNNING, r.c.model == t.c.model).scalar_subquery())
+            where.append(running < running_cap)
         pick = (
-            select(t.c.id).where(t.c.status == TaskStatus.QUEUED, t.c.deadline_at > int(now))
+            select(t.c.id).where(*where)
             .order_by(t.c.tier_rank, endpoint_age, func.coalesce(t.c.priority, 0).desc(),
                       t.c.created_at, t.c.seq)
             .limit(1)
@@ -296,6 +309,8 @@ class TaskStore:
         running = {"status": TaskStatus.RUNNING, "worker_id": worker_id, "heartbeat_at": now,
                    "started_at": int(now), "updated_at": int(now), "attempts": tasks.c.attempts + 1}
         with self.write.begin() as conn:
+            if self.dialect.postgres and running_cap is not None:
+                conn.execute(_LOCK_CLAIMS)
             if self.dialect.postgres:
                 # Pick and mark in one statement: the picked row is locked as it is read, and rows
                 # other workers are picking at this moment are skipped instead of waited for.
@@ -331,6 +346,14 @@ class TaskStore:
                 .values(heartbeat_at=now)
                 .returning(tasks.c.id)
             ).scalars())
+
+    def save_generator_state(self, task_id: str, worker_id: str, state: str) -> bool:
+        """Keep what a render checkpointed, while the task is still this worker's running task."""
+        with self.write.begin() as conn:
+            return conn.execute(
+                update(tasks).where(tasks.c.id == task_id, tasks.c.status == TaskStatus.RUNNING,
+                                    tasks.c.worker_id == worker_id)
+                .values(generator_state=state).returning(tasks.c.id)).first() is not None
 
     def succeed(self, task_id: str, worker_id: str, now: float, result: str,
                 video_file: str, last_frame_file: str | None) -> Row | None:

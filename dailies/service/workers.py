@@ -22,6 +22,7 @@ finish, and whatever is still running then is cancelled and put back in the queu
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -167,7 +168,7 @@ class WorkerPool:
 
     def _claim(self, worker_id: str) -> Row | None:
         try:
-            row = self.store.claim_next(worker_id, self.settings.clock())
+            row = self.store.claim_next(worker_id, self.settings.clock(), self._running_cap())
         except Exception as exc:
             if not database_unreachable(exc):
                 raise
@@ -175,6 +176,12 @@ class WorkerPool:
             return None
         self.health.succeeded(Dependency.DATABASE)
         return row
+
+    def _running_cap(self) -> int | None:
+        """A gateway's cap on tasks running upstream per model: its concurrency times its keys."""
+        if not self.settings.upstream_url:
+            return None
+        return self.settings.upstream_concurrency * max(1, len(self.settings.upstream_keys))
 
     def run_one(self, row: Row, worker_id: str) -> None:
         """Render a claimed task, store its files and record the outcome. Never raises."""
@@ -197,7 +204,9 @@ class WorkerPool:
         clock = self.settings.clock
         try:
             job = RenderJob(task_id=row.id, request=CreateTaskRequest.model_validate_json(row.request),
-                            output_dir=scratch, seed=row.seed, draft=bool(row.draft))
+                            output_dir=scratch, seed=row.seed, draft=bool(row.draft),
+                            state=json.loads(row.generator_state) if row.generator_state else {},
+                            checkpoint=lambda state: self._checkpoint(row, worker_id, lost, state))
             scratch.mkdir(parents=True, exist_ok=True)
             result = self.generator.render(
                 job, self.inputs, progress=lambda f: None,
@@ -261,6 +270,14 @@ class WorkerPool:
             self._retry(row, lost, Dependency.STORAGE,
                         lambda name=name, path=path: self.storage.put(row.id, name, path))
         return LAST_FRAME_NAME if result.last_frame_path is not None else None
+
+    def _checkpoint(self, row: Row, worker_id: str, lost: threading.Event, state: dict) -> None:
+        """Save a render's state with its task (retried while the database is down); a task that is
+        no longer ours stops the render."""
+        saved = self._persist(row, lost, lambda: self.store.save_generator_state(row.id, worker_id, json.dumps(state)))
+        if not saved:
+            lost.set()
+            raise RenderCancelled()
 
     def _results_waiting(self, delta: int) -> None:
         if self.metrics is not None:

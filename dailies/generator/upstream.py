@@ -1,0 +1,293 @@
+"""The forwarding generator: a task's render is the same task on an upstream service (the real Ark or
+ModelArk, or another Dailies), followed to its end and archived into this service's storage.
+
+It is a `Generator` like the preview renderer, so the worker, the store, the callbacks and the
+records of a gateway are the ones every Dailies runs (docs/gateway.md says what is and is not done).
+
+At most one upstream task per member task. Before a create is sent, the render checkpoints
+`phase: creating`; once the upstream answers with an id, `phase: running` and the id. A render that
+finds `running` (a worker stopped or killed, the task queued again) follows the same upstream task.
+One that finds `creating` cannot know whether the create arrived (the upstream keeps no idempotency
+key, and its records do not carry what would identify ours), so it never sends it again: the task
+fails with `UpstreamOutcomeUnknown`. A create that did not leave (no connection) or that the upstream
+refused with 429 or 5xx did not create anything and is retried with backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..spec.catalog import find_model, region_of_host
+from ..spec.media import encode_data_url
+from ..spec.statuses import TaskStatus
+from .inputs import InputError, InputResolver
+from .protocol import CancelCheck, ProgressCallback, RenderCancelled, RenderJob, RenderResult
+
+log = logging.getLogger("dailies.upstream")
+
+TASKS_PATH = "/contents/generations/tasks"
+OUTCOME_UNKNOWN = "UpstreamOutcomeUnknown"
+UPSTREAM_UNAUTHORIZED = "UpstreamUnauthorized"
+UPSTREAM_RESULT_INVALID = "UpstreamResultInvalid"
+# Polling a running upstream task: soon at first, then less often as it ages.
+POLL_FIRST_S = 1.0
+POLL_MAX_S = 15.0
+CREATE_BACKOFF_MAX_S = 30.0
+# Images read from our own storage are sent inline up to this size (the spec's limit for images).
+INLINE_IMAGE_MAX_BYTES = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class UpstreamKey:
+    name: str
+    key: str
+
+
+class UpstreamFailed(InputError):
+    """The upstream ended the task (failed, expired, refused it), or its outcome cannot be known:
+    `code` and `message` are what the member's record shows."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message, code)
+
+
+def parse_upstream_keys(text: str) -> list[UpstreamKey]:
+    """`DAILIES_UPSTREAM_KEYS`: `name:key,name:key`, in order of priority."""
+    keys = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, key = part.partition(":")
+        if not sep or not name.strip() or not key.strip():
+            raise ValueError("DAILIES_UPSTREAM_KEYS: each entry is name:key")
+        keys.append(UpstreamKey(name.strip(), key.strip()))
+    return keys
+
+
+class UpstreamGenerator:
+    """Forwards renders to `base_url` (an `/api/v3` base) with the team's upstream keys."""
+
+    def __init__(self, base_url: str, keys: list[UpstreamKey], *, timeout: float = 30.0,
+                 transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep,
+                 poll_first: float = POLL_FIRST_S, poll_max: float = POLL_MAX_S) -> None:
+        if not keys:
+            raise ValueError("a gateway needs at least one upstream key (DAILIES_UPSTREAM_KEYS=name:key)")
+        self.base_url = base_url.rstrip("/")
+        self.keys = list(keys)
+        self.region = region_of_host(self.base_url)
+        self.http = httpx.Client(transport=transport, timeout=httpx.Timeout(timeout, connect=10.0),
+                                 follow_redirects=False)
+        self._sleep = sleep
+        self.poll_first = poll_first
+        self.poll_max = poll_max
+        self.set_aside: set[str] = set()  # keys the upstream answered 401/403 for
+
+    def describe(self) -> str:
+        return f"gateway to {self.base_url} ({len(self.keys)} upstream key(s))"
+
+    # ---------- the render ----------
+
+    def render(self, job: RenderJob, inputs: InputResolver, progress: ProgressCallback,
+               is_cancelled: CancelCheck) -> RenderResult:
+        state = dict(job.state)
+        if state.get("upstream_id"):
+            key = self._key(state.get("key"))
+            log.info("task %s continues upstream task %s", job.task_id, state["upstream_id"])
+        elif state.get("phase") == "creating":
+            raise UpstreamFailed(OUTCOME_UNKNOWN, "The upstream create of this task was sent but its answer was "
+                                 "lost (a timeout or a stopped worker); it is not sent again, so that the task is "
+                                 "never created (and billed) twice upstream.")
+        else:
+            state, key = self._create(job, inputs, is_cancelled)
+        record = self._follow(state["upstream_id"], key, is_cancelled, progress)
+        return self._archive(record, job, key)
+
+    def _key(self, name: str | None) -> UpstreamKey:
+        for key in self.keys:
+            if key.name == name:
+                return key
+        raise UpstreamFailed(UPSTREAM_UNAUTHORIZED, f"The upstream key {name!r} this task was created with is no "
+                             "longer configured.")
+
+    def _headers(self, key: UpstreamKey) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key.key}", "Content-Type": "application/json"}
+
+    # ---------- create ----------
+
+    def upstream_body(self, job: RenderJob, inputs: InputResolver) -> dict[str, Any]:
+        """The member's request as the upstream takes it: the model id in the upstream's family,
+        no callback URL (members' receivers are called by Dailies, never by the provider), our own
+        result images inline."""
+        body = job.request.to_json_dict()
+        body.pop("callback_url", None)
+        model = find_model(body["model"])
+        if model is not None and self.region is not None:
+            body["model"] = model.id_in(self.region)
+        for index, item in enumerate(body.get("content") or []):
+            image = item.get("image_url") if item.get("type") == "image_url" else None
+            if image and inputs_own_result(inputs, image.get("url", ""), f"content[{index}].image_url"):
+                data = inputs.read_bytes(image["url"], f"content[{index}].image_url", INLINE_IMAGE_MAX_BYTES)
+                image["url"] = encode_data_url(data, "image/png" if data[:4] == b"\x89PNG" else "image/jpeg")
+        return body
+
+    def _create(self, job: RenderJob, inputs: InputResolver, is_cancelled: CancelCheck
+                ) -> tuple[dict[str, Any], UpstreamKey]:
+        body = self.upstream_body(job, inputs)
+        delay = 1.0
+        while True:
+            usable = [k for k in self.keys if k.name not in self.set_aside]
+            if not usable:
+                raise UpstreamFailed(UPSTREAM_UNAUTHORIZED, "Every upstream key was refused (401/403): the "
+                                     "operator must check them (dailies upstream list).")
+            key = usable[0]
+            job.checkpoint({"phase": "creating", "key": key.name, "sent_at": time.time()})
+            try:
+                response = self.http.post(self.base_url + TASKS_PATH, json=body, headers=self._headers(key))
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                log.warning("upstream create of %s not sent (%s); retrying", job.task_id, type(exc).__name__)
+                job.checkpoint({})
+            except httpx.TransportError as exc:
+                # Sent, answer lost: the state stays `creating`, and the next look fails it, never resends.
+                raise UpstreamFailed(OUTCOME_UNKNOWN, f"The upstream create was sent but its answer was lost "
+                                     f"({type(exc).__name__}); it is not sent again.") from exc
+            else:
+                if response.status_code == 200:
+                    upstream_id = response.json()["id"]
+                    state = {"phase": "running", "key": key.name, "upstream_id": upstream_id}
+                    job.checkpoint(state)
+                    log.info("task %s created upstream as %s (key %s)", job.task_id, upstream_id, key.name)
+                    return state, key
+                job.checkpoint({})  # answered: nothing was created
+                if response.status_code in (401, 403):
+                    log.warning("upstream key %s refused (%d): set aside", key.name, response.status_code)
+                    self.set_aside.add(key.name)
+                    continue
+                if response.status_code != 429 and response.status_code < 500:
+                    code, message = _error_of(response)
+                    raise UpstreamFailed(code, f"The upstream refused the task: {message}")
+                delay = _retry_after(response) or delay
+                log.info("upstream create of %s answered %d; retrying in %.1f s", job.task_id,
+                         response.status_code, delay)
+            self._wait(delay, is_cancelled)
+            delay = min(delay * 2, CREATE_BACKOFF_MAX_S)
+
+    # ---------- follow ----------
+
+    def _follow(self, upstream_id: str, key: UpstreamKey, is_cancelled: CancelCheck,
+                progress: ProgressCallback) -> dict[str, Any]:
+        interval = self.poll_first
+        while True:
+            try:
+                response = self.http.get(f"{self.base_url}{TASKS_PATH}/{upstream_id}", headers=self._headers(key))
+            except httpx.TransportError as exc:
+                log.info("polling upstream task %s failed (%s); trying again", upstream_id, type(exc).__name__)
+            else:
+                if response.status_code == 200:
+                    record = response.json()
+                    status = record.get("status")
+                    if status == TaskStatus.SUCCEEDED:
+                        progress(1.0)
+                        return record
+                    if status in (TaskStatus.FAILED, TaskStatus.EXPIRED, TaskStatus.CANCELLED):
+                        error = record.get("error") or {}
+                        raise UpstreamFailed(error.get("code") or f"Upstream{str(status).title()}",
+                                             error.get("message") or f"The upstream task {status}.")
+                elif response.status_code == 404:
+                    raise UpstreamFailed("UpstreamTaskNotFound", f"The upstream task {upstream_id} is gone.")
+            self._wait(interval, is_cancelled)
+            interval = min(interval * 1.5, self.poll_max)
+
+    def _wait(self, seconds: float, is_cancelled: CancelCheck) -> None:
+        """Sleep, a little at a time, so a stop or a lost task is noticed within 0.2 s."""
+        deadline = time.monotonic() + seconds * random.uniform(0.9, 1.1)
+        while True:
+            if is_cancelled():
+                raise RenderCancelled()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self._sleep(min(0.2, left))
+
+    # ---------- archive ----------
+
+    def _archive(self, record: dict[str, Any], job: RenderJob, key: UpstreamKey) -> RenderResult:
+        """Download the results before the member's task succeeds (the upstream's URLs die in 24 h),
+        check them, and describe them with the upstream record's numbers."""
+        content = record.get("content") or {}
+        video = job.output_dir / "upstream-video.mp4"
+        self._download(content.get("video_url"), video, "video")
+        head = video.read_bytes()[:12]
+        if len(head) < 8 or head[4:8] != b"ftyp":
+            raise UpstreamFailed(UPSTREAM_RESULT_INVALID, "The upstream's video is not an MP4 file.")
+        last_frame = None
+        if content.get("last_frame_url"):
+            last_frame = job.output_dir / "upstream-last-frame.png"
+            self._download(content["last_frame_url"], last_frame, "last frame")
+        width, height, frame_count = _video_size(video)
+        usage = record.get("usage") or {}
+        tools_used = record.get("tools") or []
+        return RenderResult(
+            video_path=video, last_frame_path=last_frame, width=width, height=height,
+            resolution=record.get("resolution") or job.request.resolution or "720p",
+            ratio=record.get("ratio") or "16:9", duration=record.get("duration") if not record.get("frames") else None,
+            frames=record.get("frames"), frame_count=frame_count, fps=int(record.get("framespersecond") or 24),
+            seed=int(record.get("seed") if record.get("seed") is not None else job.seed),
+            generate_audio=bool(record.get("generate_audio")),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            tools_used=tools_used, web_search_calls=int((usage.get("tool_usage") or {}).get("web_search") or 0),
+        )
+
+    def _download(self, url: str | None, target: Path, what: str) -> None:
+        if not url:
+            raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream task succeeded without a {what} URL.")
+        for attempt in range(3):
+            try:
+                with self.http.stream("GET", url) as response:
+                    if response.status_code != 200:
+                        raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream's {what} could not be "
+                                             f"downloaded (HTTP {response.status_code}).")
+                    with open(target, "wb") as out:
+                        for chunk in response.iter_bytes():
+                            out.write(chunk)
+                return
+            except httpx.TransportError:
+                if attempt == 2:
+                    raise
+                self._sleep(1.0 + attempt)
+
+
+def inputs_own_result(inputs: InputResolver, url: str, where: str) -> bool:
+    """Whether a URL is one of this service's own results (only the service's resolver knows)."""
+    own = getattr(inputs, "own_result", None)
+    return bool(url) and own is not None and own(url, where) is not None
+
+
+def _video_size(path: Path) -> tuple[int, int, int]:
+    import av
+
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        frames = stream.frames or 0
+        return stream.codec_context.width, stream.codec_context.height, frames
+
+
+def _error_of(response: httpx.Response) -> tuple[str, str]:
+    try:
+        error = response.json().get("error") or {}
+    except ValueError:
+        error = {}
+    return (error.get("code") or f"UpstreamHTTP{response.status_code}",
+            error.get("message") or f"HTTP {response.status_code}")
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    try:
+        return min(float(response.headers.get("Retry-After", "")), CREATE_BACKOFF_MAX_S)
+    except ValueError:
+        return None

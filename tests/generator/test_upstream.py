@@ -1,0 +1,161 @@
+"""The forwarding generator against a scripted upstream (httpx.MockTransport): at most one upstream
+task per member task whatever happens to the create, keys set aside on 401, 429 and 5xx retried,
+a task picked up again followed instead of created again, failures passed on with their code."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import httpx
+import pytest
+
+from dailies.generator.inputs import InputResolver
+from dailies.generator.protocol import RenderJob
+from dailies.generator.upstream import OUTCOME_UNKNOWN, UpstreamFailed, UpstreamGenerator, UpstreamKey
+from dailies.spec.models import CreateTaskRequest
+
+BASE = "https://upstream.test/api/v3"
+TASKS = f"{BASE}/contents/generations/tasks"
+
+
+def tiny_mp4() -> bytes:
+    import av
+    import numpy as np
+
+    out = io.BytesIO()
+    with av.open(out, "w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=24)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        for _ in range(3):
+            frame = av.VideoFrame.from_ndarray(np.zeros((48, 64, 3), dtype=np.uint8), format="rgb24")
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode())
+    return out.getvalue()
+
+
+class Upstream:
+    """A scripted upstream: answers for creates in order, then a task that succeeds."""
+
+    def __init__(self, creates: list) -> None:
+        self.creates = list(creates)
+        self.posts: list[dict] = []
+        self.keys_used: list[str] = []
+        self.gets = 0
+        self.video = tiny_mp4()
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            self.posts.append(json.loads(request.content))
+            self.keys_used.append(request.headers["authorization"])
+            answer = self.creates.pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        if request.url.path.endswith("/video.mp4"):
+            return httpx.Response(200, content=self.video)
+        self.gets += 1
+        task_id = request.url.path.rsplit("/", 1)[1]
+        if self.gets == 1:
+            return httpx.Response(200, json={"id": task_id, "status": "running"})
+        return httpx.Response(200, json={
+            "id": task_id, "model": "doubao-seedance-2-0-260128", "status": "succeeded", "seed": 77,
+            "resolution": "480p", "ratio": "16:9", "duration": 4, "framespersecond": 24, "generate_audio": True,
+            "content": {"video_url": "https://cdn.upstream.test/video.mp4"},
+            "usage": {"completion_tokens": 40594, "total_tokens": 40594}})
+
+
+def created(task_id: str = "cgt-up-1") -> httpx.Response:
+    return httpx.Response(200, json={"id": task_id})
+
+
+def job(tmp_path, state=None, saved=None) -> RenderJob:
+    request = CreateTaskRequest.model_validate({
+        "model": "doubao-seedance-2-0-260128", "content": [{"type": "text", "text": "a fox"}],
+        "callback_url": "https://members.example/hook"})
+    saved = saved if saved is not None else []
+    return RenderJob(task_id="cgt-local-1", request=request, output_dir=tmp_path, seed=5, state=state or {},
+                     checkpoint=saved.append)
+
+
+MAIN = (UpstreamKey("main", "sk-main"),)
+
+
+def generator(upstream: Upstream, keys=MAIN) -> UpstreamGenerator:
+    return UpstreamGenerator(BASE, list(keys), transport=httpx.MockTransport(upstream), sleep=lambda s: None,
+                             poll_first=0.0, poll_max=0.0)
+
+
+def render(gen: UpstreamGenerator, made: RenderJob, tmp_path):
+    return gen.render(made, InputResolver(tmp_path), lambda f: None, lambda: False)
+
+
+def test_a_task_is_created_once_followed_and_archived_with_the_upstream_numbers(tmp_path):
+    upstream = Upstream([created()])
+    saved: list[dict] = []
+    result = render(generator(upstream), job(tmp_path, saved=saved), tmp_path)
+    assert len(upstream.posts) == 1
+    assert "callback_url" not in upstream.posts[0]  # members' receivers are never given to the provider
+    assert saved[0]["phase"] == "creating" and saved[-1] == {"phase": "running", "key": "main",
+                                                               "upstream_id": "cgt-up-1"}
+    assert result.video_path.read_bytes()[4:8] == b"ftyp"
+    assert (result.width, result.height, result.seed, result.completion_tokens) == (64, 48, 77, 40594)
+    assert (result.resolution, result.ratio, result.duration, result.generate_audio) == ("480p", "16:9", 4, True)
+
+
+def test_a_task_picked_up_again_follows_its_upstream_task_and_creates_nothing(tmp_path):
+    upstream = Upstream([])
+    state = {"phase": "running", "key": "main", "upstream_id": "cgt-up-9"}
+    result = render(generator(upstream), job(tmp_path, state=state), tmp_path)
+    assert upstream.posts == [] and result.completion_tokens == 40594
+
+
+def test_a_create_whose_answer_was_lost_is_never_sent_again(tmp_path):
+    upstream = Upstream([httpx.ReadTimeout("no answer")])
+    saved: list[dict] = []
+    with pytest.raises(UpstreamFailed) as failed:
+        render(generator(upstream), job(tmp_path, saved=saved), tmp_path)
+    assert failed.value.code == OUTCOME_UNKNOWN and len(upstream.posts) == 1
+    assert saved[-1]["phase"] == "creating"  # what the next run finds
+    with pytest.raises(UpstreamFailed) as again:
+        render(generator(upstream), job(tmp_path, state=saved[-1]), tmp_path)
+    assert again.value.code == OUTCOME_UNKNOWN and len(upstream.posts) == 1  # not resent
+
+
+def test_refusals_that_created_nothing_are_retried_and_a_refused_key_yields_to_the_next(tmp_path):
+    upstream = Upstream([httpx.ConnectError("refused"), httpx.Response(429, headers={"Retry-After": "2"}),
+                         httpx.Response(503), httpx.Response(401, json={"error": {"code": "AuthenticationError"}}),
+                         created("cgt-up-2")])
+    gen = generator(upstream, keys=(UpstreamKey("main", "sk-main"), UpstreamKey("spare", "sk-spare")))
+    saved: list[dict] = []
+    render(gen, job(tmp_path, saved=saved), tmp_path)
+    assert len(upstream.posts) == 5
+    assert upstream.keys_used[-1] == "Bearer sk-spare" and gen.set_aside == {"main"}
+    assert saved[-1]["upstream_id"] == "cgt-up-2"
+
+
+def test_an_upstream_refusal_or_failure_fails_the_task_with_the_upstreams_code(tmp_path):
+    upstream = Upstream([httpx.Response(400, json={"error": {"code": "InvalidParameter", "message": "bad ratio"}})])
+    with pytest.raises(UpstreamFailed) as refused:
+        render(generator(upstream), job(tmp_path), tmp_path)
+    assert (refused.value.code, "bad ratio" in refused.value.message) == ("InvalidParameter", True)
+
+    def failing(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return created("cgt-up-3")
+        return httpx.Response(200, json={"id": "cgt-up-3", "status": "failed", "error": {
+            "code": "OutputVideoSensitiveContentDetected", "message": "The output may contain sensitive content."}})
+
+    gen = UpstreamGenerator(BASE, [UpstreamKey("main", "k")], transport=httpx.MockTransport(failing),
+                            sleep=lambda s: None, poll_first=0.0)
+    with pytest.raises(UpstreamFailed) as failed:
+        render(gen, job(tmp_path), tmp_path)
+    assert failed.value.code == "OutputVideoSensitiveContentDetected"
+
+
+def test_a_byteplus_upstream_gets_the_byteplus_id_of_the_members_model(tmp_path):
+    upstream = Upstream([created()])
+    gen = UpstreamGenerator("https://ark.ap-southeast.bytepluses.com/api/v3", [UpstreamKey("main", "k")],
+                            transport=httpx.MockTransport(upstream), sleep=lambda s: None, poll_first=0.0)
+    render(gen, job(tmp_path), tmp_path)
+    assert upstream.posts[0]["model"] == "dreamina-seedance-2-0-260128"

@@ -46,6 +46,8 @@ class RenderJob:
     state: dict[str, Any] = field(default_factory=dict)
     # Saves `state` with the task, durably, before the call returns (raises if it cannot).
     checkpoint: Callable[[dict[str, Any]], None] = lambda state: None
+    # When the task expires (unix seconds), counted from the member's create.
+    deadline_at: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

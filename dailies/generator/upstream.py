@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from ..spec import limits as L
 from ..spec.catalog import find_model, region_of_host
 from ..spec.media import encode_data_url
 from ..spec.statuses import TaskStatus
@@ -87,9 +88,16 @@ class UpstreamGenerator:
         self.poll_first = poll_first
         self.poll_max = poll_max
         self.set_aside: set[str] = set()  # keys the upstream answered 401/403 for
+        # Told of every upstream call: (call, outcome, seconds); the service's metrics listen here.
+        self.observe: Callable[[str, str, float], None] = lambda call, outcome, seconds: None
 
     def describe(self) -> str:
         return f"gateway to {self.base_url} ({len(self.keys)} upstream key(s))"
+
+    def info(self) -> dict[str, Any]:
+        """What `/dailies/v1/service` says of the gateway: never a key, only names and health."""
+        return {"url": self.base_url, "region": str(self.region) if self.region else None,
+                "keys": [{"name": k.name, "healthy": k.name not in self.set_aside} for k in self.keys]}
 
     # ---------- the render ----------
 
@@ -126,6 +134,11 @@ class UpstreamGenerator:
         result images inline."""
         body = job.request.to_json_dict()
         body.pop("callback_url", None)
+        if job.deadline_at is not None:
+            # The member's deadline counts from their create, across our queue and the upstream's;
+            # the upstream takes no less than its minimum (our own expiry still applies on time).
+            left = int(job.deadline_at - time.time())
+            body["execution_expires_after"] = max(L.EXECUTION_EXPIRES_MIN, min(left, L.EXECUTION_EXPIRES_MAX))
         model = find_model(body["model"])
         if model is not None and self.region is not None:
             body["model"] = model.id_in(self.region)
@@ -147,16 +160,20 @@ class UpstreamGenerator:
                                      "operator must check them (dailies upstream list).")
             key = usable[0]
             job.checkpoint({"phase": "creating", "key": key.name, "sent_at": time.time()})
+            started = time.monotonic()
             try:
                 response = self.http.post(self.base_url + TASKS_PATH, json=body, headers=self._headers(key))
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                self.observe("create", "not_sent", time.monotonic() - started)
                 log.warning("upstream create of %s not sent (%s); retrying", job.task_id, type(exc).__name__)
                 job.checkpoint({})
             except httpx.TransportError as exc:
+                self.observe("create", "unknown", time.monotonic() - started)
                 # Sent, answer lost: the state stays `creating`, and the next look fails it, never resends.
                 raise UpstreamFailed(OUTCOME_UNKNOWN, f"The upstream create was sent but its answer was lost "
                                      f"({type(exc).__name__}); it is not sent again.") from exc
             else:
+                self.observe("create", str(response.status_code), time.monotonic() - started)
                 if response.status_code == 200:
                     upstream_id = response.json()["id"]
                     state = {"phase": "running", "key": key.name, "upstream_id": upstream_id}
@@ -177,17 +194,35 @@ class UpstreamGenerator:
             self._wait(delay, is_cancelled)
             delay = min(delay * 2, CREATE_BACKOFF_MAX_S)
 
+    # ---------- cancel ----------
+
+    def cancel_queued(self, state: dict[str, Any]) -> bool:
+        """DELETE the upstream task of a checkpointed state; True when the upstream cancelled it
+        (it was still queued there). A running upstream task answers 409 and goes on."""
+        if not state.get("upstream_id"):
+            return False
+        try:
+            key = self._key(state.get("key"))
+            response = self.http.delete(f"{self.base_url}{TASKS_PATH}/{state['upstream_id']}",
+                                        headers=self._headers(key))
+        except (UpstreamFailed, httpx.TransportError):
+            return False
+        return response.status_code == 200
+
     # ---------- follow ----------
 
     def _follow(self, upstream_id: str, key: UpstreamKey, is_cancelled: CancelCheck,
                 progress: ProgressCallback) -> dict[str, Any]:
         interval = self.poll_first
         while True:
+            started = time.monotonic()
             try:
                 response = self.http.get(f"{self.base_url}{TASKS_PATH}/{upstream_id}", headers=self._headers(key))
             except httpx.TransportError as exc:
+                self.observe("get", "transport_error", time.monotonic() - started)
                 log.info("polling upstream task %s failed (%s); trying again", upstream_id, type(exc).__name__)
             else:
+                self.observe("get", str(response.status_code), time.monotonic() - started)
                 if response.status_code == 200:
                     record = response.json()
                     status = record.get("status")

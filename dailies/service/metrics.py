@@ -97,11 +97,23 @@ class Metrics:
         self.render_slots = Gauge("dailies_render_slots", "Render slots of this process", registry=r)
         self.results_waiting = Gauge("dailies_results_waiting_for_storage", "Rendered results of this process "
                                      "kept in scratch until the storage takes them", registry=r)
+        self.upstream_calls = Counter("dailies_upstream_calls", "Calls of this process to the upstream (a "
+                                      "gateway), by call and outcome (HTTP status, not_sent, unknown)",
+                                      ["call", "outcome"], registry=r)
+        self.upstream_seconds = Histogram("dailies_upstream_call_seconds", "Latency of calls to the upstream",
+                                          ["call"], buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, float("inf")),
+                                          registry=r)
+        self.upstream_keys_set_aside = Gauge("dailies_upstream_keys_set_aside", "Upstream keys this process set "
+                                             "aside after a 401/403", registry=r)
         for dep in Dependency:
             self.dependency_up.labels(str(dep)).set(1)
             self.dependency_errors.labels(str(dep))  # present at 0 before the first error
         registry_collector = DatabaseCollector(engine)
         r.register(registry_collector)
+
+    def upstream_call(self, call: str, outcome: str, seconds: float) -> None:
+        self.upstream_calls.labels(call, outcome).inc()
+        self.upstream_seconds.labels(call).observe(seconds)
 
     def dependency_changed(self, dependency: Dependency, up: bool) -> None:
         self.dependency_up.labels(str(dependency)).set(1 if up else 0)

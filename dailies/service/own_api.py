@@ -2,6 +2,7 @@
 stays exactly the contract real clients expect). Same authentication and error shape.
 
 - `GET /dailies/v1/me`: the caller's project and member name (never the key) and its limits.
+- `GET /dailies/v1/service`: local preview or gateway; a gateway's upstream, region and key health.
 - `GET /dailies/v1/spend?since=YYYY-MM-DD`: the project's spend per day, member, model and state,
   and its budgets with what is left (budgets.py).
 """
@@ -25,6 +26,13 @@ router = APIRouter(prefix=PREFIX, tags=["dailies"])
 async def me(caller: CallerOf) -> dict:
     return {"project": caller.project, "member": caller.member or None,
             "limits": {"rpm": caller.options.rpm, "read_rpm": caller.options.read_rpm}}
+
+
+@router.get("/service", summary="What this service is: local preview renderer or a gateway, and its upstream")
+async def service(request: Request, caller: CallerOf) -> dict:
+    """A gateway names its upstream, region and the health of its keys (by name, never the key);
+    the dashboard picks the catalog of the upstream's region from it."""
+    return services(request).info()
 
 
 @router.get("/spend", summary="The project's spend and budgets")

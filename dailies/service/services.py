@@ -79,9 +79,14 @@ class Services:
         self.store = TaskStore(self.engine, on_change=self._task_changed)
         # Prices: the built-in table, or an operator's file over it (DAILIES_PRICES_FILE, docs/prices.md).
         self.prices = prices_from_env()
-        self.tasks = TaskService(settings, self.store, self.storage, self.prices)
-        self.workers = WorkerPool(settings, self.store, generator or _generator_for(settings), self.storage,
-                                  self.wakeups, self.health, self.metrics)
+        self.generator = generator or _generator_for(settings)
+        if hasattr(self.generator, "observe"):
+            self.generator.observe = self.metrics.upstream_call
+            self.metrics.upstream_keys_set_aside.set_function(lambda: len(self.generator.set_aside))
+        self.tasks = TaskService(settings, self.store, self.storage, self.prices,
+                                 cancel_upstream=getattr(self.generator, "cancel_queued", None))
+        self.workers = WorkerPool(settings, self.store, self.generator, self.storage, self.wakeups, self.health,
+                                  self.metrics)
 
     def _task_changed(self, conn: Connection, row: Row) -> None:
         """In the transaction of every status change: its callback event, and a wake-up of the
@@ -129,6 +134,12 @@ class Services:
         if self.shared_database:
             return shared_secrets.webhook_secret(self.engine, project)
         return key_store.webhook_secret(self.settings.data_dir, project)
+
+    def info(self) -> dict:
+        """What `/dailies/v1/service` answers: local preview or gateway, and the upstream's health."""
+        gateway = getattr(self.generator, "info", None)
+        return {"mode": "gateway" if gateway else "preview",
+                "upstream": {**gateway(), "concurrency": self.settings.upstream_concurrency} if gateway else None}
 
     def describe(self) -> str:
         """Where this process works, for its first log line (without the database password)."""

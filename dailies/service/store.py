@@ -379,6 +379,14 @@ class TaskStore:
                 "status": TaskStatus.CANCELLED, "updated_at": int(now), "finished_at": int(now),
             }, tasks.c.project == project)
 
+    def cancel_forwarded(self, project: str, task_id: str, now: float) -> Row | None:
+        """running -> cancelled, for a gateway's task the upstream cancelled while it was still queued
+        there (its render then finds the task no longer its own and stops)."""
+        with self.write.begin() as conn:
+            return self._transition(conn, task_id, (TaskStatus.RUNNING,), {
+                "status": TaskStatus.CANCELLED, "updated_at": int(now), "finished_at": int(now),
+            }, tasks.c.project == project)
+
     def delete_terminal(self, project: str, task_id: str) -> Row | None:
         """Delete the record of a succeeded, failed or expired task; returns the deleted row."""
         with self.write.begin() as conn:

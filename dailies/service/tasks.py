@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import Row
@@ -43,11 +44,14 @@ class ResolvedModel:
 
 class TaskService:
     def __init__(self, settings: Settings, store: TaskStore, storage: ResultStorage,
-                 prices: tuple[Price, ...] = PRICES) -> None:
+                 prices: tuple[Price, ...] = PRICES,
+                 cancel_upstream: Callable[[dict], bool] | None = None) -> None:
         self.settings = settings
         self.store = store
         self.storage = storage
         self.prices = prices
+        # A gateway's: cancel a forwarded task still queued upstream (its checkpointed state); True if done.
+        self.cancel_upstream = cancel_upstream
 
     def now(self) -> float:
         return self.settings.clock()
@@ -249,6 +253,13 @@ class TaskService:
             deleted = self.store.delete_terminal(project, task_id)
             if deleted is not None:
                 self.storage.delete([task_id])
+                return
+            row = self.get(project, task_id)
+        if row.status == TaskStatus.RUNNING and self.cancel_upstream is not None and row.generator_state:
+            # A gateway's task is "running" here from the moment it is handed over, but it may still
+            # wait in the upstream's queue, where it can be cancelled like a task queued here.
+            if self.cancel_upstream(json.loads(row.generator_state)) and \
+                    self.store.cancel_forwarded(project, task_id, self.now()) is not None:
                 return
             row = self.get(project, task_id)
         if row.status == TaskStatus.RUNNING:

@@ -206,7 +206,8 @@ class WorkerPool:
             job = RenderJob(task_id=row.id, request=CreateTaskRequest.model_validate_json(row.request),
                             output_dir=scratch, seed=row.seed, draft=bool(row.draft),
                             state=json.loads(row.generator_state) if row.generator_state else {},
-                            checkpoint=lambda state: self._checkpoint(row, worker_id, lost, state))
+                            checkpoint=lambda state: self._checkpoint(row, worker_id, lost, state),
+                            deadline_at=row.deadline_at)
             scratch.mkdir(parents=True, exist_ok=True)
             result = self.generator.render(
                 job, self.inputs, progress=lambda f: None,

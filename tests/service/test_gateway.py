@@ -185,3 +185,46 @@ def test_a_gateway_worker_killed_mid_forward_is_continued_by_another_with_one_up
 
 def state_of(service, task_id: str) -> str | None:
     return next((r.status for r in upstream_rows(service) if r.id == task_id), None)
+
+
+def test_a_task_still_queued_upstream_is_cancelled_there_and_here(tmp_path):
+    """An upstream that queues only (no render slots): the member's DELETE of a task the gateway has
+    handed over cancels it upstream, and here; the upstream's deadline counts from the member's create."""
+    queue_only = start_live_service(tmp_path / "up", workers=0, api_keys={UPSTREAM_KEY: "team"})
+    front = start_live_service(tmp_path / "gw", workers=1, api_keys={MEMBER_KEY: "studio"},
+                               upstream_url=queue_only.base_url, upstream_keys=[UpstreamKey("main", UPSTREAM_KEY)])
+    try:
+        with Client(base_url=front.base_url, api_key=MEMBER_KEY) as client:
+            task_id = client.tasks.create(text("never rendered", execution_expires_after=7200)).id
+            wait_for(lambda: (front.app.state.services.store.get_by_id(task_id).generator_state or "").find(
+                "upstream_id") >= 0, "the task to be handed over", 60)
+            assert client.tasks.get(task_id).status == "running"
+            upstream_task = upstream_id_of(front, task_id)
+            with Client(base_url=queue_only.base_url, api_key=UPSTREAM_KEY) as up:
+                handed = up.tasks.get(upstream_task)
+                assert handed.status == "queued" and handed.execution_expires_after <= 7200
+                client.tasks.delete(task_id)
+                assert client.tasks.get(task_id).status == "cancelled"
+                assert up.tasks.get(upstream_task).status == "cancelled"
+    finally:
+        front.stop()
+        queue_only.stop()
+
+
+def test_the_gateway_says_what_it_is_and_counts_its_upstream_calls(gateway, upstream):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    headers = {"Authorization": f"Bearer {MEMBER_KEY}"}
+    info = httpx.get(f"{gateway.root}/dailies/v1/service", headers=headers).json()
+    assert info["mode"] == "gateway" and info["upstream"]["url"] == upstream.base_url
+    assert info["upstream"]["keys"] == [{"name": "main", "healthy": True}]
+    assert UPSTREAM_KEY not in json.dumps(info)
+    local = httpx.get(f"{upstream.root}/dailies/v1/service", headers={"Authorization": f"Bearer {UPSTREAM_KEY}"})
+    assert local.json() == {"mode": "preview", "upstream": None}
+    with Client(base_url=gateway.base_url, api_key=MEMBER_KEY) as client:
+        client.wait(client.tasks.create(text("counted")).id, timeout=180, poll_interval=0.2)
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for f in text_string_to_metric_families(httpx.get(f"{gateway.root}/metrics").text) for s in f.samples}
+    assert samples[("dailies_upstream_calls_total", (("call", "create"), ("outcome", "200")))] >= 1
+    assert samples[("dailies_upstream_calls_total", (("call", "get"), ("outcome", "200")))] >= 1
+    assert samples[("dailies_upstream_keys_set_aside", ())] == 0

@@ -76,18 +76,21 @@ class UpstreamGenerator:
 
     def __init__(self, base_url: str, keys: list[UpstreamKey], *, timeout: float = 30.0,
                  transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep,
+                 monotonic: Callable[[], float] = time.monotonic,
                  poll_first: float = POLL_FIRST_S, poll_max: float = POLL_MAX_S) -> None:
         if not keys:
             raise ValueError("a gateway needs at least one upstream key (DAILIES_UPSTREAM_KEYS=name:key)")
         self.base_url = base_url.rstrip("/")
         self.keys = list(keys)
         self.region = region_of_host(self.base_url)
-        self.http = httpx.Client(transport=transport, timeout=httpx.Timeout(timeout, connect=10.0),
+        self.http = httpx.Client(transport=transport, timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
                                  follow_redirects=False)
         self._sleep = sleep
+        self._monotonic = monotonic  # with `sleep`, the seam tests replace (waits, key cooling)
         self.poll_first = poll_first
         self.poll_max = poll_max
         self.set_aside: set[str] = set()  # keys the upstream answered 401/403 for
+        self.cooling: dict[str, float] = {}  # key name -> monotonic time its 429 wait ends
         # Told of every upstream call: (call, outcome, seconds); the service's metrics listen here.
         self.observe: Callable[[str, str, float], None] = lambda call, outcome, seconds: None
 
@@ -115,6 +118,9 @@ class UpstreamGenerator:
             state, key = self._create(job, inputs, is_cancelled)
         record = self._follow(state["upstream_id"], key, is_cancelled, progress)
         return self._archive(record, job, key)
+
+    def _ready(self, key: UpstreamKey) -> bool:
+        return self.cooling.get(key.name, float("-inf")) <= self._monotonic()
 
     def _key(self, name: str | None) -> UpstreamKey:
         for key in self.keys:
@@ -158,7 +164,10 @@ class UpstreamGenerator:
             if not usable:
                 raise UpstreamFailed(UPSTREAM_UNAUTHORIZED, "Every upstream key was refused (401/403): the "
                                      "operator must check them (dailies upstream list).")
-            key = usable[0]
+            key = next((k for k in usable if self._ready(k)), None)
+            if key is None:  # every key is rate-limited: wait for the first to be free
+                self._wait(min(self.cooling[k.name] for k in usable) - self._monotonic(), is_cancelled)
+                continue
             job.checkpoint({"phase": "creating", "key": key.name, "sent_at": time.time()})
             started = time.monotonic()
             try:
@@ -188,6 +197,11 @@ class UpstreamGenerator:
                 if response.status_code != 429 and response.status_code < 500:
                     code, message = _error_of(response)
                     raise UpstreamFailed(code, f"The upstream refused the task: {message}")
+                if response.status_code == 429:
+                    # A rate-limited key yields to the next by priority until its wait is over.
+                    self.cooling[key.name] = self._monotonic() + (_retry_after(response) or delay)
+                    if any(self._ready(k) for k in usable):
+                        continue
                 delay = _retry_after(response) or delay
                 log.info("upstream create of %s answered %d; retrying in %.1f s", job.task_id,
                          response.status_code, delay)
@@ -240,11 +254,11 @@ class UpstreamGenerator:
 
     def _wait(self, seconds: float, is_cancelled: CancelCheck) -> None:
         """Sleep, a little at a time, so a stop or a lost task is noticed within 0.2 s."""
-        deadline = time.monotonic() + seconds * random.uniform(0.9, 1.1)
+        deadline = self._monotonic() + seconds * random.uniform(0.9, 1.1)
         while True:
             if is_cancelled():
                 raise RenderCancelled()
-            left = deadline - time.monotonic()
+            left = deadline - self._monotonic()
             if left <= 0:
                 return
             self._sleep(min(0.2, left))

@@ -184,7 +184,7 @@ def _generator_for(settings: Settings) -> Generator:
     if settings.upstream_url:
         from ..generator.upstream import UpstreamGenerator
 
-        return UpstreamGenerator(settings.upstream_url, settings.upstream_keys)
+        return UpstreamGenerator(settings.upstream_url, settings.upstream_keys, timeout=settings.upstream_timeout)
     from ..generator import PreviewGenerator
 
     return PreviewGenerator()

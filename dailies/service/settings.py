@@ -65,6 +65,8 @@ class Settings:
     upstream_url: str | None = None
     upstream_keys: list = field(default_factory=list)
     upstream_concurrency: int = 10
+    # Seconds an upstream call may take; a create whose answer does not come within it is never resent.
+    upstream_timeout: float = 30.0
 
     def __post_init__(self) -> None:
         if not self.callback_retry_delays or any(d < 0 for d in self.callback_retry_delays):

@@ -81,9 +81,25 @@ def job(tmp_path, state=None, saved=None) -> RenderJob:
 MAIN = (UpstreamKey("main", "sk-main"),)
 
 
-def generator(upstream: Upstream, keys=MAIN) -> UpstreamGenerator:
-    return UpstreamGenerator(BASE, list(keys), transport=httpx.MockTransport(upstream), sleep=lambda s: None,
-                             poll_first=0.0, poll_max=0.0)
+class FakeTime:
+    """The generator's clock and sleep: a sleep moves the clock on, nothing waits for real."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        self.slept += seconds
+
+
+def generator(upstream: Upstream, keys=MAIN, base: str = BASE, time_=None) -> UpstreamGenerator:
+    time_ = time_ or FakeTime()
+    return UpstreamGenerator(base, list(keys), transport=httpx.MockTransport(upstream), sleep=time_.sleep,
+                             monotonic=time_.monotonic, poll_first=0.0, poll_max=0.0)
 
 
 def render(gen: UpstreamGenerator, made: RenderJob, tmp_path):
@@ -123,15 +139,37 @@ def test_a_create_whose_answer_was_lost_is_never_sent_again(tmp_path):
 
 
 def test_refusals_that_created_nothing_are_retried_and_a_refused_key_yields_to_the_next(tmp_path):
-    upstream = Upstream([httpx.ConnectError("refused"), httpx.Response(429, headers={"Retry-After": "2"}),
-                         httpx.Response(503), httpx.Response(401, json={"error": {"code": "AuthenticationError"}}),
-                         created("cgt-up-2")])
+    upstream = Upstream([httpx.ConnectError("refused"), httpx.Response(503),
+                         httpx.Response(401, json={"error": {"code": "AuthenticationError"}}), created("cgt-up-2")])
     gen = generator(upstream, keys=(UpstreamKey("main", "sk-main"), UpstreamKey("spare", "sk-spare")))
     saved: list[dict] = []
     render(gen, job(tmp_path, saved=saved), tmp_path)
-    assert len(upstream.posts) == 5
-    assert upstream.keys_used[-1] == "Bearer sk-spare" and gen.set_aside == {"main"}
+    assert len(upstream.posts) == 4
+    assert upstream.keys_used == ["Bearer sk-main"] * 3 + ["Bearer sk-spare"] and gen.set_aside == {"main"}
     assert saved[-1]["upstream_id"] == "cgt-up-2"
+
+
+def test_a_rate_limited_key_yields_to_the_next_by_priority_until_its_wait_is_over(tmp_path):
+    keys = (UpstreamKey("main", "sk-main"), UpstreamKey("spare", "sk-spare"))
+    clock = FakeTime()
+    upstream = Upstream([httpx.Response(429, headers={"Retry-After": "20"}), created("cgt-up-a"),
+                         created("cgt-up-b")])
+    gen = generator(upstream, keys=keys, time_=clock)
+    (tmp_path / "a").mkdir()
+    render(gen, job(tmp_path / "a"), tmp_path / "a")
+    assert upstream.keys_used == ["Bearer sk-main", "Bearer sk-spare"]  # no wait: the next key took it
+    clock.now += 21  # main's wait is over: it is first again
+    (tmp_path / "b").mkdir()
+    render(gen, job(tmp_path / "b"), tmp_path / "b")
+    assert upstream.keys_used[-1] == "Bearer sk-main"
+    # Both rate-limited: the create waits (on the generator's clock) for the first to be free.
+    upstream.creates = [httpx.Response(429, headers={"Retry-After": "5"}),
+                        httpx.Response(429, headers={"Retry-After": "9"}), created("cgt-up-c")]
+    (tmp_path / "c").mkdir()
+    before = clock.slept
+    render(gen, job(tmp_path / "c"), tmp_path / "c")
+    assert upstream.keys_used[-3:] == ["Bearer sk-main", "Bearer sk-spare", "Bearer sk-main"]
+    assert 4 <= clock.slept - before <= 10
 
 
 def test_an_upstream_refusal_or_failure_fails_the_task_with_the_upstreams_code(tmp_path):
@@ -146,8 +184,7 @@ def test_an_upstream_refusal_or_failure_fails_the_task_with_the_upstreams_code(t
         return httpx.Response(200, json={"id": "cgt-up-3", "status": "failed", "error": {
             "code": "OutputVideoSensitiveContentDetected", "message": "The output may contain sensitive content."}})
 
-    gen = UpstreamGenerator(BASE, [UpstreamKey("main", "k")], transport=httpx.MockTransport(failing),
-                            sleep=lambda s: None, poll_first=0.0)
+    gen = generator(failing)
     with pytest.raises(UpstreamFailed) as failed:
         render(gen, job(tmp_path), tmp_path)
     assert failed.value.code == "OutputVideoSensitiveContentDetected"
@@ -155,7 +192,6 @@ def test_an_upstream_refusal_or_failure_fails_the_task_with_the_upstreams_code(t
 
 def test_a_byteplus_upstream_gets_the_byteplus_id_of_the_members_model(tmp_path):
     upstream = Upstream([created()])
-    gen = UpstreamGenerator("https://ark.ap-southeast.bytepluses.com/api/v3", [UpstreamKey("main", "k")],
-                            transport=httpx.MockTransport(upstream), sleep=lambda s: None, poll_first=0.0)
+    gen = generator(upstream, base="https://ark.ap-southeast.bytepluses.com/api/v3")
     render(gen, job(tmp_path), tmp_path)
     assert upstream.posts[0]["model"] == "dreamina-seedance-2-0-260128"

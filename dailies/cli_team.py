@@ -82,6 +82,9 @@ def add_upstream_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--upstream-concurrency", type=int, default=10,
                         help="tasks running upstream at once per model and upstream key (default 10); the rest "
                              "wait in this service's queue")
+    parser.add_argument("--upstream-rpm", type=int, default=600,
+                        help="creates per minute per upstream key and model (default 600), counted across workers; "
+                             "beyond it tasks wait here instead of meeting the upstream's 429")
 
 
 def upstream_settings(args: argparse.Namespace) -> dict:
@@ -93,9 +96,10 @@ def upstream_settings(args: argparse.Namespace) -> dict:
     keys = parse_upstream_keys(os.environ.get("DAILIES_UPSTREAM_KEYS", ""))
     if not keys:
         raise SystemExit("--upstream needs the team's upstream keys: DAILIES_UPSTREAM_KEYS=name:key,...")
-    if args.upstream_concurrency < 1:
-        raise SystemExit("--upstream-concurrency must be 1 or more")
-    return {"upstream_url": args.upstream, "upstream_keys": keys, "upstream_concurrency": args.upstream_concurrency}
+    if args.upstream_concurrency < 1 or args.upstream_rpm < 1:
+        raise SystemExit("--upstream-concurrency and --upstream-rpm must be 1 or more")
+    return {"upstream_url": args.upstream, "upstream_keys": keys, "upstream_concurrency": args.upstream_concurrency,
+            "upstream_rpm": args.upstream_rpm}
 
 
 def add_grace_period_argument(parser: argparse.ArgumentParser) -> None:

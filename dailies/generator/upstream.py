@@ -91,6 +91,9 @@ class UpstreamGenerator:
         self.poll_max = poll_max
         self.set_aside: set[str] = set()  # keys the upstream answered 401/403 for
         self.cooling: dict[str, float] = {}  # key name -> monotonic time its 429 wait ends
+        # Asked before each create: seconds to wait before this key may create another task of this
+        # model (the upstream's requests per minute, counted across every worker by the service), 0: go.
+        self.admit: Callable[[str, str], float] = lambda key_name, model: 0.0
         # Told of every upstream call: (call, outcome, seconds); the service's metrics listen here.
         self.observe: Callable[[str, str, float], None] = lambda call, outcome, seconds: None
 
@@ -167,6 +170,10 @@ class UpstreamGenerator:
             key = next((k for k in usable if self._ready(k)), None)
             if key is None:  # every key is rate-limited: wait for the first to be free
                 self._wait(min(self.cooling[k.name] for k in usable) - self._monotonic(), is_cancelled)
+                continue
+            wait = self.admit(key.name, body["model"])
+            if wait > 0:  # this key's minute is used up here: wait in our queue, never send a 429 on
+                self.cooling[key.name] = self._monotonic() + wait
                 continue
             job.checkpoint({"phase": "creating", "key": key.name, "sent_at": time.time()})
             started = time.monotonic()

@@ -22,7 +22,10 @@ from .db import rate_windows
 from .members import KeyOptions
 
 WINDOW_SECONDS = 60
-CODES = {"create": "RateLimitExceeded.APIKeyRPMExceeded", "read": "RateLimitExceeded.APIKeyReadRPMExceeded"}
+CODES = {"create": "RateLimitExceeded.APIKeyRPMExceeded", "read": "RateLimitExceeded.APIKeyReadRPMExceeded",
+         # A gateway's own count of creates per upstream key and model: never answered to a member.
+         "upstream-create": "RateLimitExceeded.UpstreamRPM"}
+WHAT = {"create": "task creations", "read": "reads (list and get)", "upstream-create": "upstream creates"}
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,7 @@ class Allowance:
 
 class RateLimited(ApiError):
     def __init__(self, kind: str, allowance: Allowance) -> None:
-        what = "task creations" if kind == "create" else "reads (list and get)"
-        super().__init__(429, CODES[kind], f"This API key's limit of {allowance.limit} {what} per minute is "
+        super().__init__(429, CODES[kind], f"This API key's limit of {allowance.limit} {WHAT[kind]} per minute is "
                          f"reached; retry after {allowance.reset} s.", "Authorization")
         self.allowance = allowance
 

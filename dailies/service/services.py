@@ -19,7 +19,7 @@ from ..generator.protocol import Generator
 from ..spec.models import TaskRecord
 from ..spec.prices import Cost, NoPrice, cost, prices_from_env
 from ..spec.statuses import TERMINAL, TaskStatus
-from . import budgets, legacy_projects, shared_secrets
+from . import budgets, legacy_projects, rate_limits, shared_secrets
 from . import keys as key_store
 from .callbacks import CallbackQueue
 from .db import is_postgres, make_engine
@@ -82,6 +82,7 @@ class Services:
         self.generator = generator or _generator_for(settings)
         if hasattr(self.generator, "observe"):
             self.generator.observe = self.metrics.upstream_call
+            self.generator.admit = self._admit_upstream_create
             self.metrics.upstream_keys_set_aside.set_function(lambda: len(self.generator.set_aside))
         self.tasks = TaskService(settings, self.store, self.storage, self.prices,
                                  cancel_upstream=getattr(self.generator, "cancel_queued", None))
@@ -112,6 +113,17 @@ class Services:
         except Exception as exc:  # the success is recorded whatever the price; the ledger says why not priced
             log.warning("the cost of %s could not be computed: %s", row.id, exc)
             return NoPrice(row.model, f"the cost could not be computed: {type(exc).__name__}")
+
+    def _admit_upstream_create(self, key_name: str, model: str) -> float:
+        """One upstream create of this key and model counted against `upstream_rpm` (in the
+        database, so every worker shares the minute): 0 to go, else the seconds to wait."""
+        try:
+            with self.store.write.begin() as conn:
+                rate_limits.take(conn, f"upstream:{key_name}:{model}", "upstream-create", self.settings.upstream_rpm,
+                                 self.settings.clock())
+        except rate_limits.RateLimited as limited:
+            return float(limited.allowance.reset)
+        return 0.0
 
     def _probe_database(self) -> None:
         with self.engine.connect() as conn:

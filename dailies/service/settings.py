@@ -65,6 +65,8 @@ class Settings:
     upstream_url: str | None = None
     upstream_keys: list = field(default_factory=list)
     upstream_concurrency: int = 10
+    # Creates per minute per upstream key and model (Ark publishes 600 for Seedance), shared by every worker.
+    upstream_rpm: int = 600
     # Seconds an upstream call may take; a create whose answer does not come within it is never resent.
     upstream_timeout: float = 30.0
 

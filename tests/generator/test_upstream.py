@@ -195,3 +195,20 @@ def test_a_byteplus_upstream_gets_the_byteplus_id_of_the_members_model(tmp_path)
     gen = generator(upstream, base="https://ark.ap-southeast.bytepluses.com/api/v3")
     render(gen, job(tmp_path), tmp_path)
     assert upstream.posts[0]["model"] == "dreamina-seedance-2-0-260128"
+
+
+def test_a_key_whose_minute_is_used_up_here_waits_instead_of_meeting_a_429(tmp_path):
+    clock = FakeTime()
+    upstream = Upstream([created("cgt-up-r")])
+    gen = generator(upstream, time_=clock)
+    asked = []
+
+    def admit(key_name: str, model: str) -> float:
+        asked.append((key_name, model, clock.now))
+        return 30.0 if len(asked) == 1 else 0.0  # the first ask: this minute is full for 30 s more
+
+    gen.admit = admit
+    render(gen, job(tmp_path), tmp_path)
+    assert [a[:2] for a in asked] == [("main", "doubao-seedance-2-0-260128")] * 2
+    assert asked[1][2] - asked[0][2] >= 27  # waited (on the generator's clock), then sent once
+    assert len(upstream.posts) == 1

@@ -228,3 +228,26 @@ def test_the_gateway_says_what_it_is_and_counts_its_upstream_calls(gateway, upst
     assert samples[("dailies_upstream_calls_total", (("call", "create"), ("outcome", "200")))] >= 1
     assert samples[("dailies_upstream_calls_total", (("call", "get"), ("outcome", "200")))] >= 1
     assert samples[("dailies_upstream_keys_set_aside", ())] == 0
+
+
+def test_the_upstream_rpm_is_counted_across_workers_in_the_database(tmp_path):
+    from dailies.service.app import create_app
+    from dailies.service.settings import Settings
+
+    from .conftest import FakeClock
+
+    clock = FakeClock(float(int(time.time()) // 60 * 60 + 1))
+    settings = {"data_dir": tmp_path, "api_keys": {MEMBER_KEY: "studio"}, "workers": 0, "clock": clock,
+                "upstream_url": "https://upstream.invalid/api/v3", "upstream_keys": [UpstreamKey("main", "k")],
+                "upstream_rpm": 3}
+    first, second = (create_app(Settings(**settings), start_background=False).state.services for _ in range(2))
+    try:
+        model = "doubao-seedance-2-0-260128"
+        waits = [services._admit_upstream_create("main", model) for services in (first, second, first, second)]
+        assert waits[:3] == [0.0, 0.0, 0.0] and 0 < waits[3] <= 60  # the fourth in the minute waits
+        assert first._admit_upstream_create("main", "doubao-seedance-1-0-pro-250528") == 0.0  # per model
+        clock.advance(60)
+        assert second._admit_upstream_create("main", model) == 0.0  # a new minute
+    finally:
+        first.stop()
+        second.stop()

@@ -40,10 +40,12 @@ def upstream(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory, upstream):
+def gateway(tmp_path_factory, upstream, module_backend):
+    """On each backend: SQLite + a folder, or PostgreSQL + an S3 bucket (the archive is the bucket)."""
     served = start_live_service(tmp_path_factory.mktemp("gateway"), workers=4, api_keys={MEMBER_KEY: "studio"},
                                 upstream_url=upstream.base_url, upstream_keys=[UpstreamKey("main", UPSTREAM_KEY)],
-                                upstream_concurrency=CONCURRENCY)
+                                upstream_concurrency=CONCURRENCY, **module_backend.settings())
+    served.archive_root = module_backend.aws_environment.get("AWS_ENDPOINT_URL") or served.root
     yield served
     served.stop()
 
@@ -79,8 +81,8 @@ def test_a_task_through_the_gateway_is_the_upstreams_archived_behind_the_gateway
         for field in ("model", "seed", "resolution", "ratio", "duration", "framespersecond", "generate_audio"):
             assert getattr(record, field) == getattr(original, field), field
         assert record.usage.completion_tokens == original.usage.completion_tokens
-        assert record.content.video_url.startswith(gateway.root)
-        assert record.content.last_frame_url.startswith(gateway.root)
+        assert record.content.video_url.startswith(gateway.archive_root)
+        assert record.content.last_frame_url.startswith(gateway.archive_root)
         # The provider never saw the member's callback URL; the member's receiver heard from the gateway.
         assert [r.callback_url for r in upstream_rows(upstream) if r.id == upstream_task] == [None]
         wait_for(lambda: [d.status for d in receiver.deliveries("/hook")][-1:] == ["succeeded"],
@@ -103,7 +105,7 @@ def test_the_official_sdk_works_through_the_gateway(gateway):
                          resolution="480p", duration=2)
     record = wait_for(lambda: (r := sdk.get(task_id=created.id)).status in ("succeeded", "failed") and r,
                       "the task through the gateway", 180)
-    assert record.status == "succeeded" and record.content.video_url.startswith(gateway.root)
+    assert record.status == "succeeded" and record.content.video_url.startswith(gateway.archive_root)
 
 
 def test_an_upstream_failure_fails_the_members_task_with_its_code(gateway):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +43,9 @@ UPSTREAM_RESULT_INVALID = "UpstreamResultInvalid"
 POLL_FIRST_S = 1.0
 POLL_MAX_S = 15.0
 CREATE_BACKOFF_MAX_S = 30.0
+# At most one LIST a second per key (BytePlus: 1 LIST/s per account), of at most this many ids.
+LIST_INTERVAL_S = 1.0
+LIST_MAX_IDS = 100
 # Images read from our own storage are sent inline up to this size (the spec's limit for images).
 INLINE_IMAGE_MAX_BYTES = 10 * 1024 * 1024
 
@@ -77,7 +81,8 @@ class UpstreamGenerator:
     def __init__(self, base_url: str, keys: list[UpstreamKey], *, timeout: float = 30.0,
                  transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep,
                  monotonic: Callable[[], float] = time.monotonic,
-                 poll_first: float = POLL_FIRST_S, poll_max: float = POLL_MAX_S) -> None:
+                 poll_first: float = POLL_FIRST_S, poll_max: float = POLL_MAX_S,
+                 list_interval: float = LIST_INTERVAL_S) -> None:
         if not keys:
             raise ValueError("a gateway needs at least one upstream key (DAILIES_UPSTREAM_KEYS=name:key)")
         self.base_url = base_url.rstrip("/")
@@ -89,6 +94,13 @@ class UpstreamGenerator:
         self._monotonic = monotonic  # with `sleep`, the seam tests replace (waits, key cooling)
         self.poll_first = poll_first
         self.poll_max = poll_max
+        self.list_interval = list_interval
+        # The upstream tasks this process follows (id -> (key name, tier)) and what the last LIST said.
+        self._lock = threading.Lock()
+        self._following: dict[str, tuple[str, str]] = {}
+        self._latest: dict[str, dict[str, Any]] = {}
+        self._unseen: set[str] = set()  # followed ids the last LIST did not show: read with a GET
+        self._listed_at: dict[tuple[str, str], float] = {}
         self.set_aside: set[str] = set()  # keys the upstream answered 401/403 for
         self.cooling: dict[str, float] = {}  # key name -> monotonic time its 429 wait ends
         # Asked before each create: seconds to wait before this key may create another task of this
@@ -119,7 +131,8 @@ class UpstreamGenerator:
                                  "never created (and billed) twice upstream.")
         else:
             state, key = self._create(job, inputs, is_cancelled)
-        record = self._follow(state["upstream_id"], key, is_cancelled, progress)
+        tier = job.request.service_tier or "default"
+        record = self._follow(state["upstream_id"], key, tier, is_cancelled, progress)
         return self._archive(record, job, key)
 
     def _ready(self, key: UpstreamKey) -> bool:
@@ -232,32 +245,80 @@ class UpstreamGenerator:
 
     # ---------- follow ----------
 
-    def _follow(self, upstream_id: str, key: UpstreamKey, is_cancelled: CancelCheck,
+    def _follow(self, upstream_id: str, key: UpstreamKey, tier: str, is_cancelled: CancelCheck,
                 progress: ProgressCallback) -> dict[str, Any]:
+        """Wait for the upstream task to end: looked at soon, then less often as it ages. Every
+        task this process follows with one key is read by one LIST (`filter.task_ids`) at most
+        every `list_interval` (BytePlus allows one LIST a second per account), whichever render
+        looks first; a task the LIST does not show is read with a GET."""
         interval = self.poll_first
-        while True:
-            started = time.monotonic()
-            try:
-                response = self.http.get(f"{self.base_url}{TASKS_PATH}/{upstream_id}", headers=self._headers(key))
-            except httpx.TransportError as exc:
-                self.observe("get", "transport_error", time.monotonic() - started)
-                log.info("polling upstream task %s failed (%s); trying again", upstream_id, type(exc).__name__)
-            else:
-                self.observe("get", str(response.status_code), time.monotonic() - started)
-                if response.status_code == 200:
-                    record = response.json()
-                    status = record.get("status")
-                    if status == TaskStatus.SUCCEEDED:
-                        progress(1.0)
-                        return record
-                    if status in (TaskStatus.FAILED, TaskStatus.EXPIRED, TaskStatus.CANCELLED):
-                        error = record.get("error") or {}
-                        raise UpstreamFailed(error.get("code") or f"Upstream{str(status).title()}",
-                                             error.get("message") or f"The upstream task {status}.")
-                elif response.status_code == 404:
-                    raise UpstreamFailed("UpstreamTaskNotFound", f"The upstream task {upstream_id} is gone.")
-            self._wait(interval, is_cancelled)
-            interval = min(interval * 1.5, self.poll_max)
+        with self._lock:
+            self._following[upstream_id] = (key.name, tier)
+        try:
+            while True:
+                record = self._look(upstream_id, key, tier)
+                status = record.get("status") if record else None
+                if status == TaskStatus.SUCCEEDED:
+                    progress(1.0)
+                    return record
+                if status in (TaskStatus.FAILED, TaskStatus.EXPIRED, TaskStatus.CANCELLED):
+                    error = record.get("error") or {}
+                    raise UpstreamFailed(error.get("code") or f"Upstream{str(status).title()}",
+                                         error.get("message") or f"The upstream task {status}.")
+                self._wait(interval, is_cancelled)
+                interval = min(interval * 1.5, self.poll_max)
+        finally:
+            with self._lock:
+                self._following.pop(upstream_id, None)
+                self._latest.pop(upstream_id, None)
+                self._unseen.discard(upstream_id)
+
+    def _look(self, upstream_id: str, key: UpstreamKey, tier: str) -> dict[str, Any] | None:
+        """The latest record of an upstream task, from a LIST of every task this process follows
+        with the key (made now if the last is older than `list_interval`); a GET only for a task
+        the last LIST did not show. None when nothing newer could be read."""
+        group = (key.name, tier)
+        with self._lock:
+            if self._monotonic() - self._listed_at.get(group, float("-inf")) >= self.list_interval:
+                self._listed_at[group] = self._monotonic()
+                ids = [i for i, g in self._following.items() if g == group][:LIST_MAX_IDS]
+                listed = self._list(ids, key, tier)
+                if listed is not None:
+                    self._latest.update(listed)
+                    self._unseen.update(i for i in ids if i not in listed)
+            record = self._latest.get(upstream_id)
+            unseen = upstream_id in self._unseen
+            self._unseen.discard(upstream_id)
+        if record is not None:
+            return record
+        return self._get(upstream_id, key) if unseen else None
+
+    def _list(self, ids: list[str], key: UpstreamKey, tier: str) -> dict[str, dict[str, Any]] | None:
+        params = [("filter.task_ids", i) for i in ids] + [("page_size", str(len(ids))),
+                                                           ("filter.service_tier", tier)]
+        started = time.monotonic()
+        try:
+            response = self.http.get(self.base_url + TASKS_PATH, params=params, headers=self._headers(key))
+        except httpx.TransportError:
+            self.observe("list", "transport_error", time.monotonic() - started)
+            return None
+        self.observe("list", str(response.status_code), time.monotonic() - started)
+        if response.status_code != 200:
+            return None
+        return {item["id"]: item for item in response.json().get("items") or [] if item.get("id") in ids}
+
+    def _get(self, upstream_id: str, key: UpstreamKey) -> dict[str, Any] | None:
+        started = time.monotonic()
+        try:
+            response = self.http.get(f"{self.base_url}{TASKS_PATH}/{upstream_id}", headers=self._headers(key))
+        except httpx.TransportError as exc:
+            self.observe("get", "transport_error", time.monotonic() - started)
+            log.info("reading upstream task %s failed (%s); trying again", upstream_id, type(exc).__name__)
+            return None
+        self.observe("get", str(response.status_code), time.monotonic() - started)
+        if response.status_code == 404:
+            raise UpstreamFailed("UpstreamTaskNotFound", f"The upstream task {upstream_id} is gone.")
+        return response.json() if response.status_code == 200 else None
 
     def _wait(self, seconds: float, is_cancelled: CancelCheck) -> None:
         """Sleep, a little at a time, so a stop or a lost task is noticed within 0.2 s."""

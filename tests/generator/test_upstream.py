@@ -212,3 +212,57 @@ def test_a_key_whose_minute_is_used_up_here_waits_instead_of_meeting_a_429(tmp_p
     assert [a[:2] for a in asked] == [("main", "doubao-seedance-2-0-260128")] * 2
     assert asked[1][2] - asked[0][2] >= 27  # waited (on the generator's clock), then sent once
     assert len(upstream.posts) == 1
+
+
+def test_many_followed_tasks_are_read_with_one_list_at_a_time(tmp_path):
+    """Four renders at once: their upstream tasks are read by LISTs of several ids (at most one per
+    list_interval), never one GET each."""
+    import threading as th
+
+    video = tiny_mp4()
+    lock = th.Lock()
+    looks: dict[str, int] = {}
+    calls = {"list": [], "get": 0, "post": 0}
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/video.mp4"):
+            return httpx.Response(200, content=video)
+        with lock:
+            if request.method == "POST":
+                calls["post"] += 1
+                return created(f"cgt-up-{calls['post']}")
+            if request.url.path.endswith("/tasks"):
+                ids = request.url.params.get_list("filter.task_ids")
+                calls["list"].append(ids)
+                items = []
+                for task_id in ids:
+                    looks[task_id] = looks.get(task_id, 0) + 1
+                    done = looks[task_id] >= 3
+                    items.append({"id": task_id, "status": "succeeded" if done else "running", "seed": 1,
+                                  "resolution": "480p", "ratio": "16:9", "duration": 4,
+                                  "content": {"video_url": "https://cdn.upstream.test/video.mp4"} if done else {},
+                                  "usage": {"completion_tokens": 10, "total_tokens": 10} if done else None})
+                return httpx.Response(200, json={"total": len(items), "items": items})
+            calls["get"] += 1
+            return httpx.Response(404)
+
+    gen = UpstreamGenerator(BASE, list(MAIN), transport=httpx.MockTransport(upstream), poll_first=0.01,
+                            poll_max=0.02, list_interval=0.05)
+    results, errors = [], []
+
+    def one(n: int) -> None:
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        try:
+            results.append(render(gen, job(folder), folder))
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [th.Thread(target=one, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors and len(results) == 4
+    assert calls["get"] == 0 and calls["post"] == 4
+    assert max(len(ids) for ids in calls["list"]) > 1  # one LIST read several tasks

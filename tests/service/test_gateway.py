@@ -228,7 +228,7 @@ def test_the_gateway_says_what_it_is_and_counts_its_upstream_calls(gateway, upst
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
                for f in text_string_to_metric_families(httpx.get(f"{gateway.root}/metrics").text) for s in f.samples}
     assert samples[("dailies_upstream_calls_total", (("call", "create"), ("outcome", "200")))] >= 1
-    assert samples[("dailies_upstream_calls_total", (("call", "get"), ("outcome", "200")))] >= 1
+    assert samples[("dailies_upstream_calls_total", (("call", "list"), ("outcome", "200")))] >= 1  # read by LIST
     assert samples[("dailies_upstream_keys_set_aside", ())] == 0
 
 

@@ -28,6 +28,7 @@ import httpx
 
 from ..spec import limits as L
 from ..spec.catalog import find_model, region_of_host
+from ..spec.drafts import FIELDS_A_FINAL_SETS
 from ..spec.media import encode_data_url
 from ..spec.statuses import TaskStatus
 from .inputs import InputError, InputResolver
@@ -156,6 +157,11 @@ class UpstreamGenerator:
         result images inline."""
         body = job.request.to_json_dict()
         body.pop("callback_url", None)
+        if job.state.get("draft_upstream_id"):
+            # A final: the upstream makes it from its own draft task, with what a final may set again.
+            body = {k: v for k, v in body.items() if k == "model" or k in FIELDS_A_FINAL_SETS}
+            body.pop("callback_url", None)
+            body["content"] = [{"type": "draft_task", "draft_task": {"id": job.state["draft_upstream_id"]}}]
         if job.deadline_at is not None:
             # The member's deadline counts from their create, across our queue and the upstream's;
             # the upstream takes no less than its minimum (our own expiry still applies on time).
@@ -174,6 +180,8 @@ class UpstreamGenerator:
     def _create(self, job: RenderJob, inputs: InputResolver, is_cancelled: CancelCheck
                 ) -> tuple[dict[str, Any], UpstreamKey]:
         body = self.upstream_body(job, inputs)
+        # What the task started with (a final's draft) stays in every checkpoint.
+        kept = {k: v for k, v in job.state.items() if k == "draft_upstream_id"}
         delay = 1.0
         while True:
             usable = [k for k in self.keys if k.name not in self.set_aside]
@@ -188,14 +196,14 @@ class UpstreamGenerator:
             if wait > 0:  # this key's minute is used up here: wait in our queue, never send a 429 on
                 self.cooling[key.name] = self._monotonic() + wait
                 continue
-            job.checkpoint({"phase": "creating", "key": key.name, "sent_at": time.time()})
+            job.checkpoint({**kept, "phase": "creating", "key": key.name, "sent_at": time.time()})
             started = time.monotonic()
             try:
                 response = self.http.post(self.base_url + TASKS_PATH, json=body, headers=self._headers(key))
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 self.observe("create", "not_sent", time.monotonic() - started)
                 log.warning("upstream create of %s not sent (%s); retrying", job.task_id, type(exc).__name__)
-                job.checkpoint({})
+                job.checkpoint(kept)
             except httpx.TransportError as exc:
                 self.observe("create", "unknown", time.monotonic() - started)
                 # Sent, answer lost: the state stays `creating`, and the next look fails it, never resends.
@@ -205,11 +213,11 @@ class UpstreamGenerator:
                 self.observe("create", str(response.status_code), time.monotonic() - started)
                 if response.status_code == 200:
                     upstream_id = response.json()["id"]
-                    state = {"phase": "running", "key": key.name, "upstream_id": upstream_id}
+                    state = {**kept, "phase": "running", "key": key.name, "upstream_id": upstream_id}
                     job.checkpoint(state)
                     log.info("task %s created upstream as %s (key %s)", job.task_id, upstream_id, key.name)
                     return state, key
-                job.checkpoint({})  # answered: nothing was created
+                job.checkpoint(kept)  # answered: nothing was created
                 if response.status_code in (401, 403):
                     log.warning("upstream key %s refused (%d): set aside", key.name, response.status_code)
                     self.set_aside.add(key.name)

@@ -123,6 +123,7 @@ class TaskService:
             "created_at": int(now),
             "updated_at": int(now),
             "attempts": 0,
+            "generator_state": self._forwarded_final_state(draft_row),
         }
         reservation = budgets.Reservation.of(cost(to_render, prices=self.prices, model=resolved.model_id))
 
@@ -195,6 +196,17 @@ class TaskService:
         if find_model(row.model) is not resolved.model:
             raise from_problems([Problem("model", f"the draft was made with {row.model}; the final must use it too")])
         return row
+
+    def _forwarded_final_state(self, draft_row: Row | None) -> str | None:
+        """A gateway's final refers upstream to the draft's upstream task (the upstream keeps the
+        draft, not Dailies' id): what its render starts from."""
+        if draft_row is None or not self.settings.upstream_url:
+            return None
+        upstream_id = json.loads(draft_row.generator_state or "{}").get("upstream_id")
+        if not upstream_id:
+            raise from_problems([Problem("content[0].draft_task.id", f"draft task {draft_row.id} was not made "
+                                         "through this gateway's upstream, so the upstream cannot finalise it")])
+        return json.dumps({"draft_upstream_id": upstream_id})
 
     @staticmethod
     def _final_from_draft(request: CreateTaskRequest, draft_row: Row) -> CreateTaskRequest:

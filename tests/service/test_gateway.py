@@ -253,3 +253,22 @@ def test_the_upstream_rpm_is_counted_across_workers_in_the_database(tmp_path):
     finally:
         first.stop()
         second.stop()
+
+
+def test_a_draft_and_its_final_through_the_gateway_refer_to_the_upstreams_draft(gateway, upstream):
+    v15 = "doubao-seedance-1-5-pro-251215"
+    with Client(base_url=gateway.base_url, api_key=MEMBER_KEY) as client:
+        draft_id = client.tasks.create({"model": v15, "draft": True, "duration": 4, "generate_audio": False,
+                                        "content": [{"type": "text", "text": "a paper boat"}]}).id
+        draft = client.wait(draft_id, timeout=180, poll_interval=0.2)
+        assert draft.status == "succeeded" and draft.draft
+        final_id = client.tasks.create({"model": v15, "resolution": "720p",
+                                        "content": [{"type": "draft_task", "draft_task": {"id": draft_id}}]}).id
+        final = client.wait(final_id, timeout=180, poll_interval=0.2)
+    assert final.status == "succeeded", final
+    assert final.draft_task_id == draft_id  # the member's record names the member's draft
+    with Client(base_url=upstream.base_url, api_key=UPSTREAM_KEY) as up:
+        upstream_final = up.tasks.get(upstream_id_of(gateway, final_id))
+    # Upstream, the final was made from the upstream's own draft task.
+    assert upstream_final.draft_task_id == upstream_id_of(gateway, draft_id)
+    assert final.resolution == "720p" and final.seed == draft.seed

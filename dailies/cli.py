@@ -5,6 +5,7 @@
     dailies keys       list or create API keys (and show each project's webhook secret)
     dailies budget     set, list or remove a project's or a member's budget
     dailies spend      what a project spent, per day, member and model
+    dailies upstream   a gateway's upstream keys (add, list, remove), encrypted in the database
     dailies up         run the service and the dashboard together
     dailies dashboard  run the dashboard against ARK_BASE_URL / ARK_API_KEY (--team: shared, no default key)
     dailies create | list | get | cancel | wait | download   use any service from the shell
@@ -166,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_team.register_worker(sub, default_workers(), DEFAULT_DATA_DIR)
     cli_money.register(sub, DEFAULT_DATA_DIR)
+    cli_team.register_upstream(sub, DEFAULT_DATA_DIR)
 
     keys = sub.add_parser("keys", help="list or create API keys")
     keys.add_argument("action", nargs="?", choices=["list", "create"], default="list")

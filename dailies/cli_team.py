@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 from pathlib import Path
 
 TEAM_DEPLOYMENT = """\
@@ -93,9 +94,8 @@ def upstream_settings(args: argparse.Namespace) -> dict:
         return {}
     from .generator.upstream import parse_upstream_keys
 
+    # More keys may be stored in the database (`dailies upstream add`); the service says if none are anywhere.
     keys = parse_upstream_keys(os.environ.get("DAILIES_UPSTREAM_KEYS", ""))
-    if not keys:
-        raise SystemExit("--upstream needs the team's upstream keys: DAILIES_UPSTREAM_KEYS=name:key,...")
     if args.upstream_concurrency < 1 or args.upstream_rpm < 1:
         raise SystemExit("--upstream-concurrency and --upstream-rpm must be 1 or more")
     return {"upstream_url": args.upstream, "upstream_keys": keys, "upstream_concurrency": args.upstream_concurrency,
@@ -145,6 +145,55 @@ def keys_in_database(args: argparse.Namespace, extra_keys: dict[str, str], optio
             for key in info["keys"]:
                 print(f"  key            {key}")
             print(f"  webhook secret {info['webhook_secret']}")
+        return 0
+    finally:
+        engine.dispose()
+
+
+def register_upstream(sub, default_data_dir: Path) -> None:
+    up = sub.add_parser("upstream", help="a gateway's upstream keys, stored encrypted in the database",
+                        description="The team's Ark / ModelArk keys for `--upstream`, kept in the service's database "
+                                    "encrypted with DAILIES_UPSTREAM_SECRET (never stored). Keys of "
+                                    "DAILIES_UPSTREAM_KEYS come first, then these by priority (lower first). Services "
+                                    "read them at start.")
+    up.add_argument("action", choices=["add", "list", "remove", "new-secret"])
+    up.add_argument("--name", help="the key's name (shown; the key never is)")
+    up.add_argument("--key", help="the upstream API key (add)")
+    up.add_argument("--priority", type=int, default=100, help="lower is used first (default 100)")
+    up.add_argument("--data-dir", type=Path, default=default_data_dir)
+    add_backend_arguments(up, storage=False)
+    up.set_defaults(func=cmd_upstream)
+
+
+def cmd_upstream(args: argparse.Namespace) -> int:
+    from .service import upstream_keys
+    from .service.db import make_engine
+
+    if args.action == "new-secret":
+        print(upstream_keys.new_secret())
+        print(f"(set it as {upstream_keys.SECRET_ENV} on every API node and worker; keep it out of the database)")
+        return 0
+    engine = make_engine(args.database_url or args.data_dir / "dailies.sqlite3")
+    try:
+        if args.action == "add":
+            if not args.name or not args.key:
+                raise SystemExit("dailies upstream add: --name and --key are required")
+            try:
+                upstream_keys.add(engine, args.name, args.key, args.priority)
+            except ValueError as exc:
+                raise SystemExit(f"dailies upstream add: {exc}") from None
+            print(f"upstream key {args.name} stored (encrypted); services use it from their next start")
+        elif args.action == "remove":
+            if not args.name or not upstream_keys.remove(engine, args.name):
+                print("No such upstream key.", file=sys.stderr)
+                return 1
+        else:
+            stored = upstream_keys.listed(engine)
+            if not stored:
+                print("No upstream keys in the database (DAILIES_UPSTREAM_KEYS may give some).")
+            for key in stored:
+                health = f"set aside: {key.set_aside}" if key.set_aside else "ok"
+                print(f"{key.name:<16} priority {key.priority:<4} {key.masked:<14} {health}")
         return 0
     finally:
         engine.dispose()

@@ -104,6 +104,8 @@ class UpstreamGenerator:
         self._listed_at: dict[tuple[str, str], float] = {}
         self.set_aside: set[str] = set()  # keys the upstream answered 401/403 for
         self.cooling: dict[str, float] = {}  # key name -> monotonic time its 429 wait ends
+        # Told when a key is set aside (name, why): the service records it for `dailies upstream list`.
+        self.on_set_aside: Callable[[str, str], None] = lambda name, why: None
         # Asked before each create: seconds to wait before this key may create another task of this
         # model (the upstream's requests per minute, counted across every worker by the service), 0: go.
         self.admit: Callable[[str, str], float] = lambda key_name, model: 0.0
@@ -221,6 +223,11 @@ class UpstreamGenerator:
                 if response.status_code in (401, 403):
                     log.warning("upstream key %s refused (%d): set aside", key.name, response.status_code)
                     self.set_aside.add(key.name)
+                    code, message = _error_of(response)
+                    try:
+                        self.on_set_aside(key.name, f"HTTP {response.status_code} {code}")
+                    except Exception:  # recording it is for the operator's list; the task goes on
+                        log.exception("recording that upstream key %s was set aside failed", key.name)
                     continue
                 if response.status_code != 429 and response.status_code < 500:
                     code, message = _error_of(response)

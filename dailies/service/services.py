@@ -79,7 +79,7 @@ class Services:
         self.store = TaskStore(self.engine, on_change=self._task_changed)
         # Prices: the built-in table, or an operator's file over it (DAILIES_PRICES_FILE, docs/prices.md).
         self.prices = prices_from_env()
-        self.generator = generator or _generator_for(settings)
+        self.generator = generator or _generator_for(settings, self.engine)
         if hasattr(self.generator, "observe"):
             self.generator.observe = self.metrics.upstream_call
             self.generator.admit = self._admit_upstream_create
@@ -191,12 +191,19 @@ def _api_keys_after_renaming_legacy_projects(settings: Settings, engine) -> dict
     return api_keys
 
 
-def _generator_for(settings: Settings) -> Generator:
-    """The preview renderer, or with an upstream URL the forwarding generator (a gateway)."""
+def _generator_for(settings: Settings, engine) -> Generator:
+    """The preview renderer, or with an upstream URL the forwarding generator (a gateway), with the
+    upstream keys of the environment first, then those stored in the database by priority."""
     if settings.upstream_url:
-        from ..generator.upstream import UpstreamGenerator
+        from ..generator.upstream import UpstreamGenerator, UpstreamKey
+        from . import upstream_keys
 
-        return UpstreamGenerator(settings.upstream_url, settings.upstream_keys, timeout=settings.upstream_timeout)
+        given = list(settings.upstream_keys)
+        names = {k.name for k in given}
+        stored = [UpstreamKey(name, key) for name, key in upstream_keys.load(engine) if name not in names]
+        generator = UpstreamGenerator(settings.upstream_url, given + stored, timeout=settings.upstream_timeout)
+        generator.on_set_aside = lambda name, why: upstream_keys.mark_set_aside(engine, name, why)
+        return generator
     from ..generator import PreviewGenerator
 
     return PreviewGenerator()

@@ -1,0 +1,65 @@
+"""`dailies upstream`: a gateway's keys stored encrypted in the database, read by the service at start
+in priority order after the environment's, shown masked with their health, never in clear."""
+
+from __future__ import annotations
+
+import io
+import re
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+
+from dailies.cli import main
+from dailies.generator.upstream import UpstreamKey
+from dailies.service.app import create_app
+from dailies.service.settings import Settings
+
+SECRET_KEY_A = "ark-upstream-aaaaaaaaaaaa-0001"
+SECRET_KEY_B = "ark-upstream-bbbbbbbbbbbb-0002"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_upstream_keys_are_stored_encrypted_and_used_by_priority(tmp_path, monkeypatch):
+    data = str(tmp_path)
+    with pytest.raises(SystemExit, match="DAILIES_UPSTREAM_SECRET is not set"):
+        run("upstream", "add", "--name", "main", "--key", SECRET_KEY_A, "--data-dir", data)
+    code, out, _ = run("upstream", "new-secret")
+    secret = out.splitlines()[0]
+    monkeypatch.setenv("DAILIES_UPSTREAM_SECRET", secret)
+    for name, key, priority in (("spare", SECRET_KEY_B, "200"), ("main", SECRET_KEY_A, "10")):
+        assert run("upstream", "add", "--name", name, "--key", key, "--priority", priority, "--data-dir", data)[0] == 0
+    code, out, _ = run("upstream", "list", "--data-dir", data)
+    assert [line.split()[0] for line in out.splitlines()] == ["main", "spare"]
+    assert SECRET_KEY_A not in out and SECRET_KEY_B not in out and "ok" in out
+    # Nothing of a key is in the database file in clear.
+    database = (tmp_path / "dailies.sqlite3").read_bytes() + b"".join(
+        p.read_bytes() for p in tmp_path.glob("dailies.sqlite3-*"))
+    for key in (SECRET_KEY_A, SECRET_KEY_B):
+        assert not re.search(re.escape(key[5:17]).encode(), database)
+
+    settings = Settings(data_dir=tmp_path, api_keys={"member": "studio"}, workers=0, log_requests=False,
+                        upstream_url="https://upstream.invalid/api/v3",
+                        upstream_keys=[UpstreamKey("env", "ark-from-the-environment-0003")])
+    services = create_app(settings, start_background=False).state.services
+    try:
+        assert [(k.name, k.key) for k in services.generator.keys] == [
+            ("env", "ark-from-the-environment-0003"), ("main", SECRET_KEY_A), ("spare", SECRET_KEY_B)]
+        services.generator.on_set_aside("main", "HTTP 401 AuthenticationError")
+    finally:
+        services.stop()
+    code, out, _ = run("upstream", "list", "--data-dir", data)
+    assert "set aside: HTTP 401 AuthenticationError" in out.splitlines()[0]
+    assert run("upstream", "remove", "--name", "spare", "--data-dir", data)[0] == 0
+    assert "spare" not in run("upstream", "list", "--data-dir", data)[1]
+
+    # With the wrong secret, a service cannot start: a configuration error, said plainly.
+    monkeypatch.setenv("DAILIES_UPSTREAM_SECRET", run("upstream", "new-secret")[1].splitlines()[0])
+    with pytest.raises(ValueError, match="does not decrypt the upstream keys"):
+        create_app(Settings(data_dir=tmp_path, api_keys={"member": "studio"}, workers=0,
+                            upstream_url="https://upstream.invalid/api/v3"), start_background=False)

@@ -25,6 +25,7 @@ from sqlalchemy import create_engine, select, text
 
 from dailies.service.db import tasks
 
+from ..callbacks.receiver import Receiver
 from ..conftest import started_postgres, started_s3
 from ..processes import Serve, Worker
 from ..servers import free_port
@@ -74,6 +75,7 @@ class Deployment:
         self.env = env
         self.engine = create_engine(database_url)
         self.processes: list = []
+        self.closers: list = []  # other things to close with the deployment (callback receivers)
         self.shared_dir = tmp_path / "shared"  # SQLite: every process's data directory
 
     def data_dir(self, kind: str) -> Path:
@@ -118,6 +120,8 @@ class Deployment:
     def close(self) -> None:
         for process in self.processes:
             process.stop()
+        for close in self.closers:
+            close()
         self.engine.dispose()
 
 
@@ -197,7 +201,10 @@ def test_a_bucket_outage_while_tasks_render_fails_nothing_and_runs_nothing_twice
 def test_a_postgres_restart_mid_load_loses_nothing_and_every_process_goes_on(team, pg):
     api = team.serve(workers=0)
     workers = [team.worker() for _ in range(2)]
-    ids = team.create(api, SMALL, 16)
+    receiver = Receiver()
+    team.closers.append(receiver.close)
+    # Each task with a callback: the API node's deliverers go on through the restart too.
+    ids = team.create(api, {**SMALL, "callback_url": receiver.url("/hook")}, 16)
     wait_for(lambda: (c := Counter(s.status for s in team.states().values()))["succeeded"] >= 2 and c["running"],
              "renders under way")
     restarted_at = time.monotonic()
@@ -218,6 +225,11 @@ def test_a_postgres_restart_mid_load_loses_nothing_and_every_process_goes_on(tea
 
     wait_for(every_worker_rendered_again, "a new task finished on each worker", timeout=240)
     assert {team.states()[t].status for t in after} == {"succeeded"}
+
+    def succeeded_callbacks() -> set[str]:
+        return {d.json["id"] for d in receiver.deliveries("/hook") if d.status == "succeeded"}
+
+    wait_for(lambda: succeeded_callbacks() >= set(ids), "a succeeded callback for every task", timeout=120)
     outcome_line("postgres restart", ids, final, restart_s=f"{came_back - restarted_at:.1f}",
                  queue_drained_after_s=f"{drained:.1f}")
 

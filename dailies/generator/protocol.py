@@ -26,6 +26,12 @@ class RenderCancelled(Exception):
     """The render stopped because `is_cancelled()` answered True. No output file is left behind."""
 
 
+class RenderPostponed(Exception):
+    """The render cannot go on now but may later (a gateway whose upstream result could not be
+    downloaded yet): the task goes back to the queue, and the run does not count as lost. Its
+    checkpointed state is kept, so the next run continues from it."""
+
+
 @dataclass
 class RenderJob:
     """One render, as the service hands it over.

@@ -32,7 +32,7 @@ from ..spec.drafts import FIELDS_A_FINAL_SETS
 from ..spec.media import encode_data_url
 from ..spec.statuses import TaskStatus
 from .inputs import InputError, InputResolver
-from .protocol import CancelCheck, ProgressCallback, RenderCancelled, RenderJob, RenderResult
+from .protocol import CancelCheck, ProgressCallback, RenderCancelled, RenderJob, RenderPostponed, RenderResult
 
 log = logging.getLogger("dailies.upstream")
 
@@ -232,6 +232,12 @@ class UpstreamGenerator:
                 if response.status_code != 429 and response.status_code < 500:
                     code, message = _error_of(response)
                     raise UpstreamFailed(code, f"The upstream refused the task: {message}")
+                if response.status_code >= 500 and not _upstream_error(response):
+                    # A 502/504 from a proxy or load balancer in between, without the upstream's own
+                    # error: the create may have arrived. As unknown as a lost answer: never resent.
+                    raise UpstreamFailed(OUTCOME_UNKNOWN, f"The upstream create was answered HTTP "
+                                         f"{response.status_code} by something in between; it may have "
+                                         "arrived, so it is not sent again.")
                 if response.status_code == 429:
                     # A rate-limited key yields to the next by priority until its wait is over.
                     self.cooling[key.name] = self._monotonic() + (_retry_after(response) or delay)
@@ -388,9 +394,12 @@ class UpstreamGenerator:
                         for chunk in response.iter_bytes():
                             out.write(chunk)
                 return
-            except httpx.TransportError:
+            except httpx.TransportError as exc:
                 if attempt == 2:
-                    raise
+                    # The upstream task succeeded (and is billed): never fail the member's task for a
+                    # download that may work later; it goes back to the queue and continues from here.
+                    raise RenderPostponed(f"the upstream's {what} could not be downloaded "
+                                          f"({type(exc).__name__})") from exc
                 self._sleep(1.0 + attempt)
 
 
@@ -407,6 +416,15 @@ def _video_size(path: Path) -> tuple[int, int, int]:
         stream = container.streams.video[0]
         frames = stream.frames or 0
         return stream.codec_context.width, stream.codec_context.height, frames
+
+
+def _upstream_error(response: httpx.Response) -> bool:
+    """Whether an answer carries the upstream's own error body (so the upstream itself answered)."""
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(error, dict) and bool(error.get("code"))
 
 
 def _error_of(response: httpx.Response) -> tuple[str, str]:

@@ -32,6 +32,7 @@ from sqlalchemy import (
     UnaryExpression,
     and_,
     bindparam,
+    case,
     delete,
     func,
     insert,
@@ -45,6 +46,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql.operators import custom_op
 
 from ..spec import limits as L
+from ..spec.catalog import MODELS
 from ..spec.lifetimes import oldest_kept
 from ..spec.models import ListTasksQuery
 from ..spec.statuses import ACTIVE, DELETABLE, TaskStatus
@@ -152,6 +154,11 @@ def _list_statements(column: Callable[[ColumnElement], ColumnElement], by_status
 
 # Task records deleted per transaction by `purge`.
 PURGE_BATCH = 1000
+
+
+def _one_family(model: ColumnElement) -> ColumnElement:
+    """A model column with BytePlus ids read as their Volcengine twins (the catalog's pairs)."""
+    return case({m.byteplus_id: m.id for m in MODELS}, value=model, else_=model)
 
 
 class _Refused(Exception):
@@ -296,9 +303,11 @@ class TaskStore:
         )
         where = [t.c.status == TaskStatus.QUEUED, t.c.deadline_at > int(now)]
         if running_cap is not None:
+            # Per model, whichever id family names it: the upstream counts one model once.
             r = tasks.alias("r")
             running = (select(func.count()).select_from(r)
-                       .where(r.c.status == TaskStatus.RUNNING, r.c.model == t.c.model).scalar_subquery())
+                       .where(r.c.status == TaskStatus.RUNNING, _one_family(r.c.model) == _one_family(t.c.model))
+                       .scalar_subquery())
             where.append(running < running_cap)
         pick = (
             select(t.c.id).where(*where)

@@ -36,7 +36,7 @@ from typing import TypeVar
 from sqlalchemy import Row
 
 from ..generator.inputs import InputError
-from ..generator.protocol import Generator, RenderCancelled, RenderJob, RenderResult
+from ..generator.protocol import Generator, RenderCancelled, RenderJob, RenderPostponed, RenderResult
 from ..spec.models import CreateTaskRequest
 from ..spec.statuses import TaskStatus
 from .faults import (
@@ -221,6 +221,10 @@ class WorkerPool:
                 log.info("render of %s stopped by shutdown; the task is queued again", row.id)
             else:
                 log.info("render of %s stopped (task no longer running here)", row.id)
+            return
+        except RenderPostponed as exc:
+            log.warning("render of %s postponed (%s); the task is queued again", row.id, exc)
+            self._persist(row, lost, lambda: self.store.release(row.id, worker_id, clock()), stopping_ok=True)
             return
         except InputError as exc:
             code, message = exc.code, exc.message

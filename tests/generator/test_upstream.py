@@ -139,7 +139,8 @@ def test_a_create_whose_answer_was_lost_is_never_sent_again(tmp_path):
 
 
 def test_refusals_that_created_nothing_are_retried_and_a_refused_key_yields_to_the_next(tmp_path):
-    upstream = Upstream([httpx.ConnectError("refused"), httpx.Response(503),
+    overloaded = {"error": {"code": "ServerOverloaded", "message": "busy"}}  # the upstream's own answer
+    upstream = Upstream([httpx.ConnectError("refused"), httpx.Response(503, json=overloaded),
                          httpx.Response(401, json={"error": {"code": "AuthenticationError"}}), created("cgt-up-2")])
     gen = generator(upstream, keys=(UpstreamKey("main", "sk-main"), UpstreamKey("spare", "sk-spare")))
     saved: list[dict] = []
@@ -266,3 +267,28 @@ def test_many_followed_tasks_are_read_with_one_list_at_a_time(tmp_path):
     assert not errors and len(results) == 4
     assert calls["get"] == 0 and calls["post"] == 4
     assert max(len(ids) for ids in calls["list"]) > 1  # one LIST read several tasks
+
+
+def test_a_5xx_from_something_in_between_is_an_unknown_outcome_never_resent(tmp_path):
+    upstream = Upstream([httpx.Response(502, text="<html>Bad Gateway</html>")])
+    with pytest.raises(UpstreamFailed) as failed:
+        render(generator(upstream), job(tmp_path), tmp_path)
+    assert failed.value.code == OUTCOME_UNKNOWN and len(upstream.posts) == 1
+
+
+def test_a_result_that_cannot_be_downloaded_yet_postpones_the_render_instead_of_failing_it(tmp_path):
+    from dailies.generator.protocol import RenderPostponed
+
+    upstream = Upstream([created("cgt-up-d")])
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/video.mp4"):
+            raise httpx.ReadError("reset")
+        return upstream(request)
+
+    gen = UpstreamGenerator(BASE, list(MAIN), transport=httpx.MockTransport(flaky), sleep=lambda s: None,
+                            poll_first=0.0, poll_max=0.0)
+    saved: list[dict] = []
+    with pytest.raises(RenderPostponed):
+        render(gen, job(tmp_path, saved=saved), tmp_path)
+    assert saved[-1]["upstream_id"] == "cgt-up-d"  # the next run continues the same upstream task

@@ -291,3 +291,33 @@ async def test_metrics_parse_and_the_queue_depth_is_the_number_of_queued_tasks(e
     assert metric(env.services, "dailies_task_outcomes_total", status="succeeded", code="") == 6
     assert metric(env.services, "dailies_render_seconds_count") == 6
     assert metric(env.services, "dailies_queue_depth", tier="default", status="queued") == 0
+
+
+async def test_a_capped_claim_counts_one_model_once_whichever_id_family_names_it(env):
+    """A gateway's cap on tasks running upstream: a model's Volcengine and BytePlus ids are one model
+    to the upstream, so they share the cap; another model has its own."""
+    volcengine = (await env.create(text_body("one", model="doubao-seedance-2-0-260128"))).json()["id"]
+    byteplus = (await env.create(text_body("two", model="dreamina-seedance-2-0-260128"))).json()["id"]
+    other = (await env.create(text_body("three", model="doubao-seedance-1-0-pro-250528"))).json()["id"]
+    store = env.services.store
+    assert store.claim_next("w1", env.clock(), running_cap=1).id == volcengine
+    assert store.claim_next("w2", env.clock(), running_cap=1).id == other  # the BytePlus twin waits
+    assert store.claim_next("w3", env.clock(), running_cap=1) is None
+    assert store.get_by_id(byteplus).status == TaskStatus.QUEUED
+
+
+async def test_a_postponed_render_goes_back_to_the_queue_with_its_state(env):
+    from dailies.generator.protocol import RenderPostponed
+
+    task_id = (await env.create(text_body())).json()["id"]
+
+    class Postponing:
+        def render(self, job, inputs, progress, is_cancelled):
+            job.checkpoint({"upstream_id": "cgt-up-7"})
+            raise RenderPostponed("the result could not be downloaded yet")
+
+    env.services.workers.generator = Postponing()
+    env.run_next()
+    row = env.services.store.get_by_id(task_id)
+    assert (row.status, row.attempts, row.error_code) == (TaskStatus.QUEUED, 0, None)
+    assert row.generator_state == '{"upstream_id": "cgt-up-7"}'  # the next run continues from it

@@ -73,6 +73,10 @@ def cmd_budget(args: argparse.Namespace) -> int:
 def cmd_spend(args: argparse.Namespace) -> int:
     from .service import budgets
 
+    if args.upstream:
+        return _upstream_spend(args)
+    if not args.project:
+        raise SystemExit("dailies spend: --project P (or --upstream for a gateway's upstream keys)")
     engine = _engine(args)
     try:
         with engine.connect() as conn:
@@ -104,6 +108,30 @@ def cmd_spend(args: argparse.Namespace) -> int:
     return 0
 
 
+def _upstream_spend(args: argparse.Namespace) -> int:
+    """A gateway's spend per upstream key, every project, from the upstream's usage."""
+    from .service import budgets
+
+    engine = _engine(args)
+    try:
+        with engine.connect() as conn:
+            rows = budgets.upstream_spend(conn, args.since)
+    finally:
+        engine.dispose()
+    if args.csv:
+        writer = csv.writer(sys.stdout)
+        writer.writerow(["upstream_key", "currency", "tasks", "tokens", "amount"])
+        for r in rows:
+            writer.writerow([r.upstream_key, r.currency, r.tasks, r.tokens, str(Decimal(r.amount) / budgets.MICROS)])
+        return 0
+    if not rows:
+        print("Nothing spent through upstream keys" + (f" since {args.since}." if args.since else "."))
+    for r in rows:
+        shown = budgets.money(r.amount, r.currency) if r.currency else "no price"
+        print(f"{r.upstream_key:<16} {r.tasks:>6} tasks {r.tokens:>14,} tokens {shown:>14}")
+    return 0
+
+
 def register(sub, default_data_dir: Path) -> None:
     budget = sub.add_parser("budget", help="set, list or remove spending budgets of a project or a member",
                             description="A budget caps what a project (or one member, --key NAME) may spend, per "
@@ -121,7 +149,8 @@ def register(sub, default_data_dir: Path) -> None:
     budget.set_defaults(func=cmd_budget)
 
     spend = sub.add_parser("spend", help="what a project spent, per day, member and model")
-    spend.add_argument("--project", required=True)
+    spend.add_argument("--project")
+    spend.add_argument("--upstream", action="store_true", help="a gateway's spend per upstream key, every project")
     spend.add_argument("--since", type=_day, help="from this day (YYYY-MM-DD, UTC)")
     spend.add_argument("--csv", action="store_true", help="CSV on standard output")
     spend.add_argument("--data-dir", type=Path, default=default_data_dir)

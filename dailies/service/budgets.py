@@ -128,18 +128,21 @@ def _refusal(conn: Connection, project: str, member: str, reservation: Reservati
 
 _SETTLE = (update(ledger).where(ledger.c.task_id == bindparam("id"), ledger.c.state == "reserved")
            .values(state="settled", amount=bindparam("amount"), tokens=bindparam("tokens"),
-                   currency=bindparam("currency"), settled_at=bindparam("now")))
+                   currency=bindparam("currency"), settled_at=bindparam("now"),
+                   upstream_key=bindparam("upstream_key")))
 _RELEASE = (update(ledger).where(ledger.c.task_id == bindparam("id"), ledger.c.state == "reserved")
             .values(state="released", settled_at=bindparam("now")))
 
 
-def settle(conn: Connection, task_id: str, actual: Cost | NoPrice, now: float) -> None:
+def settle(conn: Connection, task_id: str, actual: Cost | NoPrice, now: float,
+           upstream_key: str | None = None) -> None:
+    """Success: the real cost (on a gateway, the upstream's usage, and the upstream key it ran on)."""
     if isinstance(actual, NoPrice):
         conn.execute(_SETTLE, {"id": task_id, "amount": 0, "tokens": actual.tokens or 0, "currency": "",
-                               "now": int(now)})
+                               "now": int(now), "upstream_key": upstream_key})
         return
     conn.execute(_SETTLE, {"id": task_id, "amount": to_micros(actual.amount), "tokens": actual.tokens,
-                           "currency": actual.currency, "now": int(now)})
+                           "currency": actual.currency, "now": int(now), "upstream_key": upstream_key})
 
 
 def release(conn: Connection, task_id: str, now: float) -> None:
@@ -231,6 +234,26 @@ class SpendRow:
         return {"day": self.day, "member": self.member, "model": self.model, "currency": self.currency or None,
                 "state": self.state, "tasks": self.tasks, "tokens": self.tokens,
                 "amount": str(Decimal(self.amount) / MICROS)}
+
+
+@dataclass(frozen=True)
+class UpstreamSpend:
+    upstream_key: str
+    currency: str
+    tasks: int
+    tokens: int
+    amount: int
+
+
+def upstream_spend(conn: Connection, since: date | None = None) -> list[UpstreamSpend]:
+    """A gateway operator's view: settled spend per upstream key (every project), per currency."""
+    since_ts = calendar.timegm(since.timetuple()) if since else 0
+    rows = conn.execute(
+        select(ledger.c.upstream_key, ledger.c.currency, func.count(), func.sum(ledger.c.tokens),
+               func.sum(ledger.c.amount))
+        .where(ledger.c.state == "settled", ledger.c.upstream_key.is_not(None), ledger.c.created_at >= since_ts)
+        .group_by(ledger.c.upstream_key, ledger.c.currency).order_by(ledger.c.upstream_key)).all()
+    return [UpstreamSpend(r[0], r[1], int(r[2]), int(r[3] or 0), int(r[4] or 0)) for r in rows]
 
 
 def spend(conn: Connection, project: str, since: date | None = None) -> list[SpendRow]:

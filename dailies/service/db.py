@@ -192,6 +192,7 @@ ledger = Table(
     Column("month", Integer, nullable=False),  # YYYYMM (UTC) of the create: the period a month budget counts
     Column("created_at", Epoch, nullable=False),
     Column("settled_at", Epoch),
+    Column("upstream_key", String),  # a gateway's: the name of the upstream key the task ran on
     Index("ix_ledger_project", "project", "month", "state"),
 )
 

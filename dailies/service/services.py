@@ -98,7 +98,8 @@ class Services:
         elif row.status in TERMINAL:
             self.metrics.task_ended(row.status, row.error_code)
             if row.status == TaskStatus.SUCCEEDED:
-                budgets.settle(conn, row.id, self._actual_cost(row), self.settings.clock())
+                upstream_key = json.loads(row.generator_state).get("key") if row.generator_state else None
+                budgets.settle(conn, row.id, self._actual_cost(row), self.settings.clock(), upstream_key)
             else:
                 budgets.release(conn, row.id, self.settings.clock())
 

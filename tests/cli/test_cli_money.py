@@ -68,5 +68,9 @@ def test_keys_budget_and_spend_from_the_command_line(tmp_path):
     settled = [r for r in rows if r["state"] == "settled"]
     assert settled and settled[0]["member"] == "alice" and settled[0]["currency"] == "CNY"
     assert float(settled[0]["amount"]) > 0
+    # Not a gateway: no upstream key spent anything; and a project or --upstream must be named.
+    assert run("spend", "--upstream", "--data-dir", data)[1].startswith("Nothing spent through upstream keys")
+    with pytest.raises(SystemExit, match="--project P"):
+        run("spend", "--data-dir", data)
     with pytest.raises(SystemExit, match="--rpm must be 1 or more"):
         run("keys", "create", "--data-dir", data, "--rpm", "0")

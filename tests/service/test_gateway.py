@@ -10,6 +10,7 @@ import json
 import threading
 import time
 from collections import Counter
+from decimal import Decimal
 
 import httpx
 import pytest
@@ -272,3 +273,24 @@ def test_a_draft_and_its_final_through_the_gateway_refer_to_the_upstreams_draft(
     # Upstream, the final was made from the upstream's own draft task.
     assert upstream_final.draft_task_id == upstream_id_of(gateway, draft_id)
     assert final.resolution == "720p" and final.seed == draft.seed
+
+
+def test_the_ledger_settles_on_the_upstreams_usage_and_shows_each_upstream_keys_spend(gateway, upstream):
+    from dailies.service import budgets
+    from dailies.service.db import ledger
+
+    with Client(base_url=gateway.base_url, api_key=MEMBER_KEY) as client:
+        task_id = client.tasks.create(text("billed upstream")).id
+        record = client.wait(task_id, timeout=180, poll_interval=0.2)
+    with Client(base_url=upstream.base_url, api_key=UPSTREAM_KEY) as up:
+        billed = up.tasks.get(upstream_id_of(gateway, task_id)).usage.completion_tokens
+    engine = gateway.app.state.services.engine
+    with engine.connect() as conn:
+        row = conn.execute(select(ledger).where(ledger.c.task_id == task_id)).one()
+        per_key = budgets.upstream_spend(conn)
+    # What the member's task cost is what the upstream's usage says, at the model's price (¥15/M).
+    assert (row.state, row.tokens, row.upstream_key) == ("settled", billed, "main")
+    assert row.tokens == record.usage.completion_tokens
+    assert row.amount == budgets.to_micros(Decimal(billed) * 15 / 10**6)
+    main = [s for s in per_key if s.upstream_key == "main"]
+    assert len(main) == 1 and main[0].currency == "CNY" and main[0].tasks >= 1 and main[0].amount >= row.amount

@@ -395,7 +395,8 @@ class WorkerPool:
     def sweep(self) -> None:
         """One pass of housekeeping; also callable directly (tests, startup)."""
         now = self.settings.clock()
-        self.store.expire_overdue(now)
+        expired = self.store.expire_overdue(now)
+        self._cancel_upstream(expired)
         # Right after the database came back, heartbeats that could not be written while it was
         # down look stale: give every worker `stale_after` to beat again before taking its tasks.
         if self.health[Dependency.DATABASE].up_for() >= self.settings.stale_after:
@@ -406,6 +407,19 @@ class WorkerPool:
                 self.storage.delete([row.id for row in purged])
             except Exception as exc:  # the records are gone; a bucket lifecycle rule catches the files
                 log.warning("files of %d purged task(s) were not deleted: %s", len(purged), describe(exc))
+
+    def _cancel_upstream(self, expired: list[Row]) -> None:
+        """A gateway's task that expired here while handed over: cancel it upstream too, where it may
+        still wait in the queue (a task already running upstream answers 409 and goes on)."""
+        cancel = getattr(self.generator, "cancel_queued", None)
+        if cancel is None:
+            return
+        for row in expired:
+            if row.generator_state:
+                try:
+                    cancel(json.loads(row.generator_state))
+                except Exception as exc:  # the expiry stands; the upstream expires it in its own time
+                    log.warning("cancelling the upstream task of expired %s failed: %s", row.id, describe(exc))
 
     def _housekeeper(self) -> None:
         streak = Streak(log, "housekeeping")

@@ -321,3 +321,25 @@ async def test_a_postponed_render_goes_back_to_the_queue_with_its_state(env):
     row = env.services.store.get_by_id(task_id)
     assert (row.status, row.attempts, row.error_code) == (TaskStatus.QUEUED, 0, None)
     assert row.generator_state == '{"upstream_id": "cgt-up-7"}'  # the next run continues from it
+
+
+async def test_a_handed_over_task_that_expires_here_is_cancelled_upstream_too(env):
+    task_id = (await env.create(text_body(execution_expires_after=3600))).json()["id"]
+    cancelled = []
+
+    class Gateway:
+        def render(self, job, inputs, progress, is_cancelled):  # pragma: no cover - not rendered here
+            raise AssertionError
+
+        def cancel_queued(self, state):
+            cancelled.append(state)
+            return True
+
+    env.services.workers.generator = Gateway()
+    store = env.services.store
+    assert store.claim_next("w1", env.clock()).id == task_id
+    assert store.save_generator_state(task_id, "w1", '{"upstream_id": "cgt-up-x", "key": "main"}')
+    env.clock.advance(3601)
+    env.services.workers.sweep()
+    assert store.get_by_id(task_id).status == TaskStatus.EXPIRED
+    assert cancelled == [{"upstream_id": "cgt-up-x", "key": "main"}]

@@ -5,6 +5,7 @@ service and 300 submissions in the dashboard's journal.
     python bench/dashboard.py --repeat 15      # steadier percentiles
     python bench/dashboard.py --timeline       # each interaction's messages and runs, in ms from the press
     python bench/dashboard.py --profile DIR    # also a pyinstrument profile of every script run, in DIR
+    python bench/dashboard.py --skip-interactions --loads 5 --browser-profile   # full loads only
 
 What runs, all on 127.0.0.1:
 1. The service (`dailies serve --workers 0`) on a data directory filled beforehand with `--tasks`
@@ -25,7 +26,12 @@ What runs, all on 127.0.0.1:
    taken inside the page (an init script listens for the press and wraps the page's WebSocket), so
    the delays of the Playwright driver do not count.
 
-Goals (issue 16): each page's script run under 250 ms at p50, each interaction under 150 ms.
+4. Then full loads (bench/page_loads.py): every page and deep link opened as a new session, cold (a
+   new browser context) and warm (a reload), from the dashboard and from a bare Streamlit app of the
+   same shape started here with the same flags, taking turns; the table gives their ratio.
+
+Goals (issue 16): each page's script run under 250 ms at p50, each interaction under 150 ms; a full
+load within 1.5x of the bare app's (a deep link 2x), cold and warm.
 This script prints figures; it asserts nothing.
 """
 

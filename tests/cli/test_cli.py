@@ -3,19 +3,17 @@ keys, and the port check of `dailies up`."""
 
 from __future__ import annotations
 
-import io
 import json
 import socket
-from contextlib import redirect_stderr, redirect_stdout
 
 import av
 import pytest
 from PIL import Image
 
-from dailies.cli import main
 from dailies.launcher import PortTaken, check_port_free, run_up
 
 from ..live_service import start_live_service
+from .running import run
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +28,6 @@ def ark_env(monkeypatch, service):
     monkeypatch.setenv("ARK_BASE_URL", service.base_url)
     monkeypatch.setenv("ARK_API_KEY", service.api_key)
     return service
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_create_wait_get_list_download_with_json(ark_env, tmp_path):

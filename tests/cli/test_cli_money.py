@@ -6,27 +6,19 @@ from __future__ import annotations
 import csv
 import io
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from datetime import date
 
 import httpx
 import pytest
 
-from dailies.cli import main
 from dailies.client import Client
 from dailies.service.keys import load_key_options, load_keys
 
 from ..live_service import start_live_service
+from .running import run
 
 BODY = {"model": "doubao-seedance-1-0-pro-250528", "resolution": "480p", "duration": 2,
         "content": [{"type": "text", "text": "a budgeted shot"}]}
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_keys_budget_and_spend_from_the_command_line(tmp_path):

@@ -3,26 +3,18 @@ in priority order after the environment's, shown masked with their health, never
 
 from __future__ import annotations
 
-import io
 import re
-from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
-from dailies.cli import main
 from dailies.generator.upstream import UpstreamKey
 from dailies.service.app import create_app
 from dailies.service.settings import Settings
 
+from .running import run
+
 SECRET_KEY_A = "ark-upstream-aaaaaaaaaaaa-0001"
 SECRET_KEY_B = "ark-upstream-bbbbbbbbbbbb-0002"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_upstream_keys_are_stored_encrypted_and_used_by_priority(tmp_path, monkeypatch):

@@ -196,7 +196,8 @@ def render(client: Client | None, journal: Journal) -> Form:
     messages = FieldMessages()
 
     st.subheader("Model and mode")
-    ids = catalogs.offered_model_ids(client.base_url if client else "", catalogs.current_choice())
+    ids = catalogs.offered_model_ids(client.base_url if client else "", catalogs.current_choice(),
+                                     catalogs.upstream_region(client))
     model_id, model = _model_choice(ids, messages)
     caps = model.capabilities
     st.caption(capability_summary(model))

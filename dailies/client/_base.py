@@ -201,11 +201,16 @@ class Endpoints:
     def callbacks(self, task_id: str) -> RequestSpec:
         return RequestSpec("GET", self._task_url(task_id) + "/callbacks", self._headers())
 
+    def _own(self, path: str) -> str:
+        """A URL of a Dailies service's own API (`/dailies/v1/...`), beside the `/api/v3` base."""
+        return f"{self._config.base_url.removesuffix('/').removesuffix(API_PREFIX)}/dailies/v1/{path}"
+
     def spend(self, since: date | None) -> RequestSpec:
-        """`GET /dailies/v1/spend` beside the `/api/v3` base (a Dailies service's own API)."""
-        root = self._config.base_url.removesuffix("/").removesuffix(API_PREFIX)
         params = {"since": since.isoformat()} if since else None
-        return RequestSpec("GET", f"{root}/dailies/v1/spend", self._headers(), params=params)
+        return RequestSpec("GET", self._own("spend"), self._headers(), params=params)
+
+    def service_info(self) -> RequestSpec:
+        return RequestSpec("GET", self._own("service"), self._headers())
 
     def download(self, url: str) -> RequestSpec:
         """A GET of a result file. Relative URLs are taken from the base URL's host. The key is sent

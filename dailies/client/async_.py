@@ -19,6 +19,7 @@ from dailies.spec.models import (
     CreateTaskResponse,
     FilterStatus,
     ListTasksResponse,
+    ServiceInfo,
     ServiceTier,
     SpendReport,
     TaskRecord,
@@ -208,6 +209,11 @@ class AsyncClient:
         """A project's spend and budgets from a Dailies service's ledger (`/dailies/v1/spend`, beyond the
         specification): the real service answers 404 (`NotFoundError`)."""
         return parse_model(await self._send(self._endpoints.spend(since)), SpendReport)
+
+    async def service_info(self) -> ServiceInfo:
+        """What a Dailies service is: the local preview renderer or a gateway, and its upstream's region
+        (`/dailies/v1/service`, beyond the specification): other services answer 404 (`NotFoundError`)."""
+        return parse_model(await self._send(self._endpoints.service_info()), ServiceInfo)
 
     async def wait(
         self,

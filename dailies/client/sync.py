@@ -17,6 +17,7 @@ from dailies.spec.models import (
     CreateTaskResponse,
     FilterStatus,
     ListTasksResponse,
+    ServiceInfo,
     ServiceTier,
     SpendReport,
     TaskRecord,
@@ -206,6 +207,11 @@ class Client:
         """A project's spend and budgets from a Dailies service's ledger (`/dailies/v1/spend`, beyond the
         specification): the real service answers 404 (`NotFoundError`)."""
         return parse_model(self._send(self._endpoints.spend(since)), SpendReport)
+
+    def service_info(self) -> ServiceInfo:
+        """What a Dailies service is: the local preview renderer or a gateway, and its upstream's region
+        (`/dailies/v1/service`, beyond the specification): other services answer 404 (`NotFoundError`)."""
+        return parse_model(self._send(self._endpoints.service_info()), ServiceInfo)
 
     def wait(
         self,

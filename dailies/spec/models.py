@@ -270,6 +270,25 @@ class SpendReport(_Open):
     budgets: list[SpendBudget] = []
 
 
+class UpstreamKeyHealth(_Open):
+    name: str
+    healthy: bool
+
+
+class Upstream(_Open):
+    url: str
+    region: str | None = None  # "volcengine" | "byteplus" | None (another Dailies, a proxy)
+    keys: list[UpstreamKeyHealth] = []
+    concurrency: int | None = None
+
+
+class ServiceInfo(_Open):
+    """What a Dailies service is (`GET /dailies/v1/service`, beyond the specification)."""
+
+    mode: str  # "preview" (the local renderer) | "gateway"
+    upstream: Upstream | None = None
+
+
 # ---------- 7 errors ----------
 
 

@@ -51,7 +51,13 @@ st.selectbox("Model ids this service speaks", catalogs.CHOICES, key=catalogs.CAT
              format_func=catalogs.CHOICE_LABELS.get, persist_state="session",
              help="Compose offers the model ids of this catalog. Volcengine and BytePlus hosts are recognised from "
                   "the address; say here which one a proxy or gateway speaks.")
-region = catalogs.region_for(conn.base_url, catalogs.current_choice())
+info = catalogs.service_info(connection.client())
+if info is not None and info.upstream is not None:
+    keys = ", ".join(f"{k.name} {'ok' if k.healthy else 'set aside'}" for k in info.upstream.keys) or "none"
+    st.info(f"This service is a Dailies **gateway** to {info.upstream.region or 'another service'} "
+            f"({info.upstream.url}); upstream keys: {keys}.")
+region = catalogs.region_for(conn.base_url, catalogs.current_choice(),
+                             info.upstream.region if info is not None and info.upstream is not None else None)
 st.caption(f"Compose offers {'both catalogs' if region is None else f'the {region.value} catalog'} here.")
 
 if st.button("Test connection", key="settings.test", disabled=not conn.usable):

@@ -108,3 +108,33 @@ def test_text_commands_in_the_prompt_are_checked_while_typing(dashboard_env):
     at.text_area(key="compose.prompt").input("a lighthouse at dusk --rs 480p")
     rerun(at)
     assert not submit_button(at).disabled, panel_problems(at)
+
+
+def test_a_gateway_offers_the_catalog_of_its_upstreams_region_and_says_what_it_is(monkeypatch, tmp_path):
+    """A Dailies gateway on a host the address does not place: Compose asks it what it is and offers
+    the ids of its upstream's region; Settings says it is a gateway, with its keys' health by name."""
+    from streamlit.testing.v1 import AppTest
+
+    from dailies.generator.upstream import UpstreamKey
+
+    from ..live_service import start_live_service
+    from .test_compose import APP
+
+    gateway = start_live_service(tmp_path / "gateway", workers=0, api_keys={"member-key-1": "studio"},
+                                 upstream_url="https://ark.ap-southeast.bytepluses.com/api/v3",
+                                 upstream_keys=[UpstreamKey("main", "ark-not-a-real-key-0001")])
+    try:
+        monkeypatch.setenv("ARK_BASE_URL", gateway.base_url)
+        monkeypatch.setenv("ARK_API_KEY", "member-key-1")
+        monkeypatch.setenv("DAILIES_DATA_DIR", str(tmp_path / "dashboard-data"))
+        at = compose()
+        assert offered(at) == [_label(m) for m in model_ids(Region.BYTEPLUS)] + ["An endpoint id (ep-…)"]
+        settings = AppTest.from_file(APP, default_timeout=30)
+        settings.switch_page("views/settings.py").run()
+        assert not settings.exception
+        said = " ".join(i.value for i in settings.info)
+        assert "gateway" in said and "byteplus" in said and "main ok" in said
+        assert "ark-not-a-real-key" not in said
+        assert any("the byteplus catalog" in c.value for c in settings.caption)
+    finally:
+        gateway.stop()

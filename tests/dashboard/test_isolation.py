@@ -21,7 +21,7 @@ from components import connection, keep, task_table
 from dailies.client import Client
 from dailies.journal import Journal, Scope, Submission
 
-from ..live_service import start_live_service
+from ..live_service import start_live_service, wait_until_listed
 
 VIEWS = Path(__file__).resolve().parents[2] / "dashboard" / "views"
 V2 = "doubao-seedance-2-0-260128"
@@ -56,6 +56,8 @@ def tasks(service) -> dict[str, list[str]]:
             ids = [client.tasks.create(body).id for body in bodies]
             for task_id in ids:
                 client.wait(task_id, timeout=120, poll_interval=0.1)
+        # The list window ends at the current second: every test here lists them, so wait until it does.
+        wait_until_listed(service.base_url, key, set(ids))
         made[key] = ids
     return made
 

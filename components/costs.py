@@ -16,10 +16,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from dailies.spec.models import CreateTaskRequest, TaskRecord
-from dailies.spec.prices import Cost, NoPrice, Price, cost, prices_from_env
+from dailies.spec.prices import Cost, NoPrice, Price, cost, format_amount, prices_from_env
 from dailies.spec.statuses import ACTIVE
 
-SYMBOLS = {"CNY": "¥", "USD": "$"}
 NO_PRICE = "no price"
 
 
@@ -52,11 +51,7 @@ def record_cost(record: TaskRecord, body: Mapping[str, Any] | None = None) -> Co
 
 
 def amount_text(amount: Decimal, currency: str) -> str:
-    """¥4.90, $0.76; small amounts keep their significant digits ($0.0042)."""
-    symbol = SYMBOLS.get(currency, f"{currency} ")
-    if amount and abs(amount) < Decimal("0.1"):
-        return f"{symbol}{amount:.4f}"
-    return f"{symbol}{amount:,.2f}"
+    return format_amount(amount, currency)
 
 
 def cost_text(result: Cost | NoPrice) -> str:

@@ -28,14 +28,13 @@ from sqlalchemy import Connection, Engine, and_, bindparam, case, exists, func, 
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from ..spec.prices import Cost, NoPrice
+from ..spec.prices import Cost, NoPrice, format_amount
 from .api_errors import ApiError
 from .db import budgets, ledger
 
 MICROS = Decimal(1_000_000)
 PERIODS = ("month", "total")
 CURRENCIES = ("CNY", "USD")
-SYMBOLS = {"CNY": "¥", "USD": "$"}
 # The error of a create that would pass a budget: 403 as Ark answers an account out of funds
 # (`AccountOverdueError`), with a subcode in Ark's dotted style (docs/errors.md).
 BUDGET_EXCEEDED = "AccountOverdueError.BudgetExceeded"
@@ -46,8 +45,7 @@ def to_micros(amount: Decimal) -> int:
 
 
 def money(micros: int, currency: str) -> str:
-    return f"{SYMBOLS.get(currency, '')}{Decimal(micros) / MICROS:,.2f}" + ("" if currency in SYMBOLS else
-                                                                         f" {currency}".rstrip())
+    return format_amount(Decimal(micros) / MICROS, currency)
 
 
 def month_of(now: float) -> int:

@@ -252,6 +252,20 @@ def _varies(model: str, prices: Iterable[Price], attribute: str) -> bool:
     return any(getattr(row, attribute) is not None for row in prices if row.model == model)
 
 
+# ---------- showing an amount ----------
+
+SYMBOLS: dict[str, str] = {"CNY": "¥", "USD": "$"}
+
+
+def format_amount(amount: Decimal, currency: str) -> str:
+    """¥4.90, $0.76; an amount under 0.1 keeps its significant digits ($0.0042), so a cheap draft
+    never reads as nothing. The one way the dashboard and the CLI write money."""
+    symbol = SYMBOLS.get(currency, f"{currency} ")
+    if amount and abs(amount) < Decimal("0.1"):
+        return f"{symbol}{amount:.4f}"
+    return f"{symbol}{amount:,.2f}"
+
+
 # ---------- cost ----------
 
 

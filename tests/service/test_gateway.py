@@ -55,7 +55,7 @@ def text(prompt: str, **fields) -> dict:
     return {**SMALL, "content": [{"type": "text", "text": prompt}], **fields}
 
 
-def upstream_rows(service) -> list:
+def task_rows(service) -> list:
     """The task rows of a service, read from its database."""
     engine = service.app.state.services.engine
     with engine.connect() as conn:
@@ -85,7 +85,7 @@ def test_a_task_through_the_gateway_is_the_upstreams_archived_behind_the_gateway
         assert record.content.video_url.startswith(gateway.archive_root)
         assert record.content.last_frame_url.startswith(gateway.archive_root)
         # The provider never saw the member's callback URL; the member's receiver heard from the gateway.
-        assert [r.callback_url for r in upstream_rows(upstream) if r.id == upstream_task] == [None]
+        assert [r.callback_url for r in task_rows(upstream) if r.id == upstream_task] == [None]
         wait_for(lambda: [d.status for d in receiver.deliveries("/hook")][-1:] == ["succeeded"],
                  "the member's succeeded callback", 60)
         assert [d.status for d in receiver.deliveries("/hook")] == ["queued", "running", "succeeded"]
@@ -126,9 +126,9 @@ def test_beyond_the_upstream_concurrency_tasks_wait_queued_here_and_all_succeed(
 
     def watch() -> None:
         while not done.is_set():
-            running_here = Counter(r.status for r in upstream_rows(gateway))["running"]
+            running_here = Counter(r.status for r in task_rows(gateway))["running"]
             # Queued upstream counts too: what the gateway has handed over and not seen end.
-            there = Counter(r.status for r in upstream_rows(upstream))
+            there = Counter(r.status for r in task_rows(upstream))
             running_there = there["running"] + there["queued"]
             peak["gateway"] = max(peak["gateway"], running_here)
             peak["upstream"] = max(peak["upstream"], running_there)
@@ -176,7 +176,7 @@ def test_a_gateway_worker_killed_mid_forward_is_continued_by_another_with_one_up
             engine.dispose()
         assert record.status == "succeeded", record
         assert state_of(upstream, upstream_task) == "succeeded"
-        mine = [r for r in upstream_rows(upstream) if r.id == upstream_task]
+        mine = [r for r in task_rows(upstream) if r.id == upstream_task]
         assert len(mine) == 1  # followed, never created again
         assert f"continues upstream task {upstream_task}" in second.output()
         assert "created upstream" not in second.output()
@@ -187,7 +187,7 @@ def test_a_gateway_worker_killed_mid_forward_is_continued_by_another_with_one_up
 
 
 def state_of(service, task_id: str) -> str | None:
-    return next((r.status for r in upstream_rows(service) if r.id == task_id), None)
+    return next((r.status for r in task_rows(service) if r.id == task_id), None)
 
 
 def test_a_task_still_queued_upstream_is_cancelled_there_and_here(tmp_path):

@@ -25,7 +25,9 @@ pytestmark = pytest.mark.slow
 UPSTREAM_KEY = "faulty-upstream-key"
 MEMBER_KEY = "faulty-member-key"
 SMALL = {"model": "doubao-seedance-1-0-pro-250528", "resolution": "480p", "duration": 2}
-TIMEOUT = 2.0  # the gateway's upstream timeout: the held create outlasts it
+# The gateway's upstream timeout: long enough that no ordinary call nears it on a busy machine; the
+# held create is answered only when the test ends, so it always outlasts it.
+TIMEOUT = 5.0
 
 
 class FaultyProxy:
@@ -83,7 +85,7 @@ class FaultyProxy:
                                timeout=30)
         if kind == "create" and n == 5 and not self.held.is_set():
             self.held.set()  # the upstream created it; its answer is held past the gateway's timeout
-            self.released.wait(TIMEOUT * 3)
+            self.released.wait(120)
         self.reply(request, answer.status_code, answer.json())
 
     @staticmethod

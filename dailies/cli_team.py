@@ -158,11 +158,22 @@ def register_upstream(sub, default_data_dir: Path) -> None:
                                     "read them at start.")
     up.add_argument("action", choices=["add", "list", "remove", "new-secret"])
     up.add_argument("--name", help="the key's name (shown; the key never is)")
-    up.add_argument("--key", help="the upstream API key (add)")
+    up.add_argument("--key", help="the upstream API key (add); left out or `-`: read from standard input, "
+                                   "so it stays out of the shell's history and the process list")
     up.add_argument("--priority", type=int, default=100, help="lower is used first (default 100)")
     up.add_argument("--data-dir", type=Path, default=default_data_dir)
     add_backend_arguments(up, storage=False)
     up.set_defaults(func=cmd_upstream)
+
+
+def _read_secret(what: str) -> str:
+    """A secret from standard input: asked for without echo on a terminal, else its first line (a pipe,
+    a file, a secret manager's output)."""
+    if sys.stdin.isatty():
+        import getpass
+
+        return getpass.getpass(f"{what}: ").strip()
+    return sys.stdin.readline().strip()
 
 
 def cmd_upstream(args: argparse.Namespace) -> int:
@@ -176,10 +187,13 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     engine = make_engine(args.database_url or args.data_dir / "dailies.sqlite3")
     try:
         if args.action == "add":
-            if not args.name or not args.key:
-                raise SystemExit("dailies upstream add: --name and --key are required")
+            if not args.name:
+                raise SystemExit("dailies upstream add: --name is required")
+            key = args.key if args.key not in (None, "-") else _read_secret("upstream API key")
+            if not key:
+                raise SystemExit("dailies upstream add: no key given (--key, or the key on standard input)")
             try:
-                upstream_keys.add(engine, args.name, args.key, args.priority)
+                upstream_keys.add(engine, args.name, key, args.priority)
             except ValueError as exc:
                 raise SystemExit(f"dailies upstream add: {exc}") from None
             print(f"upstream key {args.name} stored (encrypted); services use it from their next start")

@@ -55,3 +55,27 @@ def test_upstream_keys_are_stored_encrypted_and_used_by_priority(tmp_path, monke
     with pytest.raises(ValueError, match="does not decrypt the upstream keys"):
         create_app(Settings(data_dir=tmp_path, api_keys={"member": "studio"}, workers=0,
                             upstream_url="https://upstream.invalid/api/v3"), start_background=False)
+
+
+def test_an_upstream_key_is_read_from_standard_input(tmp_path, monkeypatch):
+    """Without `--key` (or with `--key -`) the key comes from standard input: never in the shell's
+    history or the process list."""
+    import io
+
+    from dailies.service import upstream_keys
+    from dailies.service.db import make_engine
+
+    monkeypatch.setenv("DAILIES_UPSTREAM_SECRET", run("upstream", "new-secret")[1].splitlines()[0])
+    data = str(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(SECRET_KEY_A + "\n"))
+    assert run("upstream", "add", "--name", "piped", "--data-dir", data)[0] == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO(SECRET_KEY_B + "\n"))
+    assert run("upstream", "add", "--name", "dashed", "--key", "-", "--data-dir", data)[0] == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    with pytest.raises(SystemExit, match="no key given"):
+        run("upstream", "add", "--name", "empty", "--data-dir", data)
+    engine = make_engine(tmp_path / "dailies.sqlite3")
+    try:
+        assert dict(upstream_keys.load(engine)) == {"piped": SECRET_KEY_A, "dashed": SECRET_KEY_B}
+    finally:
+        engine.dispose()

@@ -148,7 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     serve.add_argument("--workers", type=_positive_int, default=default_workers(),
                        help="render slots; 0 accepts and queues only")
-    serve.add_argument("--public-url", help="base of result URLs in callbacks (default http://HOST:PORT)")
+    serve.add_argument("--public-url", default=os.environ.get("DAILIES_PUBLIC_URL") or None,
+                       help="the address clients (and a gateway's upstream, for its callbacks) reach this service "
+                            "at: base of result URLs in callbacks (default http://HOST:PORT; DAILIES_PUBLIC_URL)")
     serve.add_argument("--allow-loopback-inputs", action="store_true",
                        help="let tasks download inputs from loopback addresses (tests, local demos)")
     serve.add_argument("--refuse-loopback-callbacks", action="store_true",

@@ -61,9 +61,10 @@ def register_worker(sub, default_slots: int, default_data_dir: Path) -> None:
     worker.add_argument("--data-dir", type=Path, default=default_data_dir,
                         help="scratch space for renders (and the database and results when neither "
                              "--database-url nor --storage is given)")
-    worker.add_argument("--public-url", default="http://127.0.0.1:8000",
-                        help="where the API answers, for result URLs in callbacks when results are "
-                             "local files (unused with --storage s3://...)")
+    worker.add_argument("--public-url", default=os.environ.get("DAILIES_PUBLIC_URL") or None,
+                        help="where the API answers (default http://127.0.0.1:8000), for result URLs in callbacks "
+                             "when results are local files, and for a gateway's upstream callbacks "
+                             "(DAILIES_PUBLIC_URL)")
     worker.add_argument("--allow-loopback-inputs", action="store_true",
                         help="let tasks download inputs from loopback addresses (tests, local demos)")
     worker.add_argument("--stale-after", type=float, default=15.0,
@@ -98,8 +99,10 @@ def upstream_settings(args: argparse.Namespace) -> dict:
     keys = parse_upstream_keys(os.environ.get("DAILIES_UPSTREAM_KEYS", ""))
     if args.upstream_concurrency < 1 or args.upstream_rpm < 1:
         raise SystemExit("--upstream-concurrency and --upstream-rpm must be 1 or more")
+    # Only an address the operator gave is one the provider may reach: the default is loopback.
+    callback = args.public_url or None
     return {"upstream_url": args.upstream, "upstream_keys": keys, "upstream_concurrency": args.upstream_concurrency,
-            "upstream_rpm": args.upstream_rpm}
+            "upstream_rpm": args.upstream_rpm, "upstream_callback_url": callback}
 
 
 def add_grace_period_argument(parser: argparse.ArgumentParser) -> None:
@@ -118,7 +121,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
                         filename=args.log_file)
     settings = Settings(
         data_dir=args.data_dir, workers=args.slots, database_url=args.database_url, storage=args.storage,
-        public_url=args.public_url, allow_loopback_inputs=args.allow_loopback_inputs,
+        public_url=args.public_url or "http://127.0.0.1:8000", allow_loopback_inputs=args.allow_loopback_inputs,
         stale_after=args.stale_after, **upstream_settings(args),
     )
     return run_worker(settings, grace_period=args.grace_period, metrics_port=args.metrics_port)

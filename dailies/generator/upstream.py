@@ -111,6 +111,20 @@ class UpstreamGenerator:
         self.admit: Callable[[str, str], float] = lambda key_name, model: 0.0
         # Told of every upstream call: (call, outcome, seconds); the service's metrics listen here.
         self.observe: Callable[[str, str, float], None] = lambda call, outcome, seconds: None
+        # The URL the upstream calls back when a task changes (a signal that cuts the poll short; the
+        # poll stays the safety net), given our task id; None without a public address.
+        self.callback_url_for: Callable[[str], str | None] = lambda task_id: None
+        self._woken: dict[str, threading.Event] = {}  # followed upstream id -> set by `wake`
+
+    def wake(self, upstream_id: str) -> bool:
+        """The upstream said this task changed (its callback reached a node of the service): the
+        render following it here reads it now. False when this process does not follow it."""
+        with self._lock:
+            woken = self._woken.get(upstream_id)
+        if woken is None:
+            return False
+        woken.set()
+        return True
 
     def describe(self) -> str:
         return f"gateway to {self.base_url} ({len(self.keys)} upstream key(s))"
@@ -164,6 +178,9 @@ class UpstreamGenerator:
             body = {k: v for k, v in body.items() if k == "model" or k in FIELDS_A_FINAL_SETS}
             body.pop("callback_url", None)
             body["content"] = [{"type": "draft_task", "draft_task": {"id": job.state["draft_upstream_id"]}}]
+        our_callback = self.callback_url_for(job.task_id)
+        if our_callback:  # the gateway's own receiver: a member's URL never leaves Dailies
+            body["callback_url"] = our_callback
         if job.deadline_at is not None:
             # The member's deadline counts from their create, across our queue and the upstream's;
             # the upstream takes no less than its minimum (our own expiry still applies on time).
@@ -273,11 +290,17 @@ class UpstreamGenerator:
         every `list_interval` (BytePlus allows one LIST a second per account), whichever render
         looks first; a task the LIST does not show is read with a GET."""
         interval = self.poll_first
+        woken = threading.Event()
         with self._lock:
             self._following[upstream_id] = (key.name, tier)
+            self._woken[upstream_id] = woken
         try:
             while True:
-                record = self._look(upstream_id, key, tier)
+                if woken.is_set():  # the upstream called back: read this task now, with a GET
+                    woken.clear()
+                    record = self._get(upstream_id, key)
+                else:
+                    record = self._look(upstream_id, key, tier)
                 status = record.get("status") if record else None
                 if status == TaskStatus.SUCCEEDED:
                     progress(1.0)
@@ -286,11 +309,12 @@ class UpstreamGenerator:
                     error = record.get("error") or {}
                     raise UpstreamFailed(error.get("code") or f"Upstream{str(status).title()}",
                                          error.get("message") or f"The upstream task {status}.")
-                self._wait(interval, is_cancelled)
+                self._wait(interval, is_cancelled, woken)
                 interval = min(interval * 1.5, self.poll_max)
         finally:
             with self._lock:
                 self._following.pop(upstream_id, None)
+                self._woken.pop(upstream_id, None)
                 self._latest.pop(upstream_id, None)
                 self._unseen.discard(upstream_id)
 
@@ -341,14 +365,15 @@ class UpstreamGenerator:
             raise UpstreamFailed("UpstreamTaskNotFound", f"The upstream task {upstream_id} is gone.")
         return response.json() if response.status_code == 200 else None
 
-    def _wait(self, seconds: float, is_cancelled: CancelCheck) -> None:
-        """Sleep, a little at a time, so a stop or a lost task is noticed within 0.2 s."""
+    def _wait(self, seconds: float, is_cancelled: CancelCheck, woken: threading.Event | None = None) -> None:
+        """Sleep, a little at a time, so a stop, a lost task or an upstream callback is noticed
+        within 0.2 s."""
         deadline = self._monotonic() + seconds * random.uniform(0.9, 1.1)
         while True:
             if is_cancelled():
                 raise RenderCancelled()
             left = deadline - self._monotonic()
-            if left <= 0:
+            if left <= 0 or (woken is not None and woken.is_set()):
                 return
             self._sleep(min(0.2, left))
 

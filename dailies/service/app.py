@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..generator.protocol import Generator
-from . import own_api
+from . import own_api, upstream_callbacks
 from .api_errors import ApiError, dependency_unavailable
 from .faults import dependency_down, describe
 from .openapi import install_openapi
@@ -57,6 +57,7 @@ def create_app(settings: Settings, generator: Generator | None = None, start_bac
     app.state.services = services
     app.include_router(router)
     app.include_router(own_api.router)
+    app.include_router(upstream_callbacks.router)
     install_openapi(app)
     _install_error_handlers(app)
     app.add_middleware(RequestLog, enabled=settings.log_requests)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from sqlalchemy import Connection, Row, text
 
@@ -19,7 +19,7 @@ from ..generator.protocol import Generator
 from ..spec.models import TaskRecord
 from ..spec.prices import Cost, NoPrice, cost, prices_from_env
 from ..spec.statuses import TERMINAL, TaskStatus
-from . import budgets, legacy_projects, rate_limits, shared_secrets
+from . import budgets, legacy_projects, shared_secrets, upstream_callbacks
 from . import keys as key_store
 from .callbacks import CallbackQueue
 from .db import is_postgres, make_engine
@@ -84,6 +84,10 @@ class Services:
             self.generator.observe = self.metrics.upstream_call
             self.generator.admit = self._admit_upstream_create
             self.metrics.upstream_keys_set_aside.set_function(lambda: len(self.generator.set_aside))
+            self.wakeups.on_upstream = self.generator.wake
+            if settings.upstream_callback_url:
+                self.generator.callback_url_for = partial(
+                    upstream_callbacks.callback_url, settings.upstream_callback_url, signer=self.signer)
         self.tasks = TaskService(settings, self.store, self.storage, self.prices,
                                  cancel_upstream=getattr(self.generator, "cancel_queued", None))
         self.workers = WorkerPool(settings, self.store, self.generator, self.storage, self.wakeups, self.health,
@@ -116,15 +120,12 @@ class Services:
             return NoPrice(row.model, f"the cost could not be computed: {type(exc).__name__}")
 
     def _admit_upstream_create(self, key_name: str, model: str) -> float:
-        """One upstream create of this key and model counted against `upstream_rpm` (in the
-        database, so every worker shares the minute): 0 to go, else the seconds to wait."""
-        try:
-            with self.store.write.begin() as conn:
-                rate_limits.take(conn, f"upstream:{key_name}:{model}", "upstream-create", self.settings.upstream_rpm,
-                                 self.settings.clock())
-        except rate_limits.RateLimited as limited:
-            return float(limited.allowance.reset)
-        return 0.0
+        """One upstream create of this key and model counted against `upstream_rpm` in any
+        `upstream_rpm_window` (sliding, in the database, so every worker shares it): 0 to go, else
+        the seconds to wait."""
+        with self.store.write.begin() as conn:
+            return upstream_pacing.admit(conn, key_name, model, self.settings.upstream_rpm,
+                                         self.settings.upstream_rpm_window, self.settings.clock())
 
     def _probe_database(self) -> None:
         with self.engine.connect() as conn:
@@ -202,7 +203,10 @@ def _generator_for(settings: Settings, engine) -> Generator:
         given = list(settings.upstream_keys)
         names = {k.name for k in given}
         stored = [UpstreamKey(name, key) for name, key in upstream_keys.load(engine) if name not in names]
-        generator = UpstreamGenerator(settings.upstream_url, given + stored, timeout=settings.upstream_timeout)
+        poll = {}
+        if settings.upstream_poll:
+            poll = dict(zip(("poll_first", "poll_max"), settings.upstream_poll, strict=True))
+        generator = UpstreamGenerator(settings.upstream_url, given + stored, timeout=settings.upstream_timeout, **poll)
         generator.on_set_aside = lambda name, why: upstream_keys.mark_set_aside(engine, name, why)
         return generator
     from ..generator import PreviewGenerator

@@ -69,6 +69,13 @@ class Settings:
     upstream_rpm: int = 600
     # Seconds an upstream call may take; a create whose answer does not come within it is never resent.
     upstream_timeout: float = 30.0
+    # Where the upstream calls the gateway back when a forwarded task changes (a signal before the
+    # next poll): the public address, when one was given (`--public-url`, DAILIES_PUBLIC_URL) that the
+    # provider can reach. None: polling only.
+    upstream_callback_url: str | None = None
+    # Seconds before the first look at a task running upstream, and the longest between two looks
+    # (the interval grows by half at each look); None: the generator's defaults (1 s, 15 s).
+    upstream_poll: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if not self.callback_retry_delays or any(d < 0 for d in self.callback_retry_delays):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from sqlalchemy import Connection, Engine, text
 
@@ -27,7 +28,10 @@ log = logging.getLogger("dailies.wakeups")
 
 TASKS_CHANNEL = "dailies_tasks"
 CALLBACKS_CHANNEL = "dailies_callbacks"
+# A gateway's upstream called back about a task (payload: its upstream id): the process following it wakes.
+UPSTREAM_CHANNEL = "dailies_upstream"
 _NOTIFY = text("SELECT pg_notify(:channel, '')")
+_NOTIFY_WITH = text("SELECT pg_notify(:channel, :payload)")
 
 
 class Wakeup:
@@ -65,6 +69,8 @@ class Wakeups:
         self._by_channel = {TASKS_CHANNEL: self.tasks, CALLBACKS_CHANNEL: self.callbacks}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # Told of an upstream task's callback (its upstream id): a gateway's generator wakes its follower.
+        self.on_upstream: Callable[[str], object] = lambda upstream_id: None
 
     def announce(self, conn: Connection, channel: str) -> None:
         """Called inside the transaction that made the work."""
@@ -72,6 +78,14 @@ class Wakeups:
             conn.execute(_NOTIFY, {"channel": channel})  # delivered at commit, deduplicated per transaction
         else:
             self._by_channel[channel].notify()
+
+    def signal_upstream(self, conn: Connection, upstream_id: str) -> None:
+        """The upstream called back about `upstream_id`: wake whichever process follows it (on SQLite
+        only this one can be told; another finds the change at its next poll)."""
+        if self.notifies:
+            conn.execute(_NOTIFY_WITH, {"channel": UPSTREAM_CHANNEL, "payload": upstream_id})
+        else:
+            self.on_upstream(upstream_id)
 
     def wake_all(self) -> None:
         for wakeup in self._by_channel.values():
@@ -106,13 +120,16 @@ class Wakeups:
             # again. Never end: the process's waiters would fall back on their slow poll for good.
             try:
                 with psycopg.connect(*args, **kwargs, autocommit=True) as conn:
-                    for channel in self._by_channel:
+                    for channel in (*self._by_channel, UPSTREAM_CHANNEL):
                         conn.execute(f"LISTEN {channel}")
                     streak.ok()
                     # Anything announced while we were not listening is unknown: look now.
                     self.wake_all()
                     while not self._stop.is_set():
                         for note in conn.notifies(timeout=0.5):
+                            if note.channel == UPSTREAM_CHANNEL:
+                                self.on_upstream(note.payload)
+                                continue
                             wakeup = self._by_channel.get(note.channel)
                             if wakeup is not None:
                                 wakeup.notify()

@@ -10,8 +10,9 @@
   budget such tasks are recorded with currency '' and shown as unpriced.
 - The task's status change settles or releases its row in the same transaction (`settle`,
   `release`): success sets the amount to the real usage's cost; failure, cancellation and expiry
-  release it (a released row counts for nothing). So the ledger's settled rows always sum to the
-  cost of the succeeded tasks.
+  release it (a released row counts for nothing). So the ledger's settled rows sum to the cost of
+  the succeeded tasks, plus, on a gateway, the tasks that expired here while the upstream ran them
+  (billed there, settled at their estimate once the upstream refused to cancel them: workers.py).
 
 Amounts are integers in millionths of the currency unit.
 """
@@ -145,6 +146,17 @@ def settle(conn: Connection, task_id: str, actual: Cost | NoPrice, now: float,
 
 def release(conn: Connection, task_id: str, now: float) -> None:
     conn.execute(_RELEASE, {"id": task_id, "now": int(now)})
+
+
+_SETTLE_AT_ESTIMATE = (update(ledger).where(ledger.c.task_id == bindparam("id"), ledger.c.state == "reserved")
+                       .values(state="settled", settled_at=bindparam("now"), upstream_key=bindparam("upstream_key")))
+
+
+def settle_at_estimate(conn: Connection, task_id: str, now: float, upstream_key: str | None) -> None:
+    """A gateway's task that expired here while the upstream ran it: the upstream bills it, and its
+    usage is never read after the expiry, so the reserved estimate (the price of what was asked for)
+    is what it cost."""
+    conn.execute(_SETTLE_AT_ESTIMATE, {"id": task_id, "now": int(now), "upstream_key": upstream_key})
 
 
 # ---------- budgets (the CLI) ----------

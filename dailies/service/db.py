@@ -206,6 +206,17 @@ rate_windows = Table(
     Column("n", Integer, nullable=False),
 )
 
+# A gateway's upstream creates, one row each (upstream key name, upstream model id, when it was let
+# go): the sliding window of `--upstream-rpm` (upstream_pacing.py), shared by every worker.
+upstream_creates = Table(
+    "upstream_creates", metadata,
+    Column("seq", Serial, primary_key=True, autoincrement=True),
+    Column("upstream_key", String, nullable=False),
+    Column("model", String, nullable=False),
+    Column("at", Float, nullable=False),  # unix seconds, with their fraction
+    Index("ix_upstream_creates_pair", "upstream_key", "model", "at"),
+)
+
 
 def normalize_url(url: str) -> str:
     """`postgresql://` and `postgres://` (what people and platforms write) mean psycopg 3 here."""

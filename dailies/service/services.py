@@ -19,7 +19,7 @@ from ..generator.protocol import Generator
 from ..spec.models import TaskRecord
 from ..spec.prices import Cost, NoPrice, cost, prices_from_env
 from ..spec.statuses import TERMINAL, TaskStatus
-from . import budgets, legacy_projects, shared_secrets, upstream_callbacks
+from . import budgets, legacy_projects, shared_secrets, upstream_callbacks, upstream_pacing
 from . import keys as key_store
 from .callbacks import CallbackQueue
 from .db import is_postgres, make_engine
@@ -104,7 +104,9 @@ class Services:
             if row.status == TaskStatus.SUCCEEDED:
                 upstream_key = json.loads(row.generator_state).get("key") if row.generator_state else None
                 budgets.settle(conn, row.id, self._actual_cost(row), self.settings.clock(), upstream_key)
-            else:
+            elif not (row.status == TaskStatus.EXPIRED and handed_upstream(row)):
+                # An expired task the upstream has: settled or released once the upstream says whether
+                # it could still cancel it (WorkerPool._cancel_upstream), never counted for nothing.
                 budgets.release(conn, row.id, self.settings.clock())
 
     def _actual_cost(self, row: Row) -> Cost | NoPrice:
@@ -191,6 +193,11 @@ def _api_keys_after_renaming_legacy_projects(settings: Settings, engine) -> dict
     key_store.rename_projects(settings.data_dir, renames)
     legacy_projects.rename_projects(engine, renames)
     return api_keys
+
+
+def handed_upstream(row: Row) -> bool:
+    """Whether a gateway's task was created upstream (its checkpoint has the upstream's id)."""
+    return bool(row.generator_state) and bool(json.loads(row.generator_state).get("upstream_id"))
 
 
 def _generator_for(settings: Settings, engine) -> Generator:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..api_keys import mask, project_for_bare_key
 from ..spec.catalog import MODELS
+from . import upstream_pacing
 from .members import NO_OPTIONS, KeyOptions, parse_options
 
 # Endpoint ids that every local project may use, one per catalog model, so that requests written
@@ -67,6 +68,10 @@ class Settings:
     upstream_concurrency: int = 10
     # Creates per minute per upstream key and model (Ark publishes 600 for Seedance), shared by every worker.
     upstream_rpm: int = 600
+    # The minute `upstream_rpm` counts in, in seconds: any window this long (sliding, not calendar
+    # minutes) holds at most `upstream_rpm` creates. No command-line flag; tests shorten it, and a
+    # few seconds more than 60 is a margin against transit times (upstream_pacing.py).
+    upstream_rpm_window: float = 60.0
     # Seconds an upstream call may take; a create whose answer does not come within it is never resent.
     upstream_timeout: float = 30.0
     # Where the upstream calls the gateway back when a forwarded task changes (a signal before the
@@ -82,6 +87,8 @@ class Settings:
             raise ValueError("callback_retry_delays needs at least one delay, none negative")
         if self.workers < 0:
             raise ValueError("workers must be 0 or more")
+        if not 0 < self.upstream_rpm_window <= upstream_pacing.KEPT_SECONDS:
+            raise ValueError(f"upstream_rpm_window must be more than 0 and at most {upstream_pacing.KEPT_SECONDS:g} s")
 
     @property
     def database(self) -> Path | str:

@@ -50,7 +50,7 @@ from ..spec.catalog import MODELS
 from ..spec.lifetimes import oldest_kept
 from ..spec.models import ListTasksQuery
 from ..spec.statuses import ACTIVE, DELETABLE, TaskStatus
-from . import rate_limits, task_counts
+from . import rate_limits, task_counts, upstream_pacing
 from .db import idempotency, is_postgres, tasks, writer
 
 log = logging.getLogger("dailies.tasks")
@@ -484,6 +484,7 @@ class TaskStore:
                 idempotency.c.created_at < int(now) - L.IDEMPOTENCY_WINDOW_SECONDS))
             task_counts.forget_before(conn, cutoff)
             rate_limits.forget_before(conn, now)
+            upstream_pacing.forget_before(conn, now)
         if purged:
             log.info("purged %d task records older than 7 days", len(purged))
         return purged

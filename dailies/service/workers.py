@@ -39,6 +39,7 @@ from ..generator.inputs import InputError
 from ..generator.protocol import Generator, RenderCancelled, RenderJob, RenderPostponed, RenderResult
 from ..spec.models import CreateTaskRequest
 from ..spec.statuses import TaskStatus
+from . import budgets
 from .faults import (
     RESULT_STORAGE_REJECTED,
     Dependency,
@@ -415,11 +416,22 @@ class WorkerPool:
         if cancel is None:
             return
         for row in expired:
-            if row.generator_state:
-                try:
-                    cancel(json.loads(row.generator_state))
-                except Exception as exc:  # the expiry stands; the upstream expires it in its own time
-                    log.warning("cancelling the upstream task of expired %s failed: %s", row.id, describe(exc))
+            if not row.generator_state:
+                continue
+            state = json.loads(row.generator_state)
+            try:
+                cancelled = cancel(state)
+            except Exception as exc:  # the expiry stands; the upstream expires it in its own time
+                log.warning("cancelling the upstream task of expired %s failed: %s", row.id, describe(exc))
+                cancelled = False
+            if not state.get("upstream_id"):
+                continue  # never created upstream: its reservation was released with the expiry
+            # Cancelled there: nothing is billed. Else the upstream runs (and bills) it: its estimate is spent.
+            with self.store.write.begin() as conn:
+                if cancelled:
+                    budgets.release(conn, row.id, self.settings.clock())
+                else:
+                    budgets.settle_at_estimate(conn, row.id, self.settings.clock(), state.get("key"))
 
     def _housekeeper(self) -> None:
         streak = Streak(log, "housekeeping")

@@ -1,0 +1,85 @@
+"""A gateway's pace of upstream creates: at most `limit` per upstream key and model in ANY window of
+`window` seconds (sliding), counted in the database so every worker process shares it.
+
+Why not the fixed windows of rate_limits.py: those count per calendar minute, so 20 creates at 0:59
+and 20 at 1:00 both pass, and the upstream sees 40 within two seconds. Ark counts what it receives,
+whatever minute boundary it uses; only a sliding window keeps any minute at the limit.
+
+Each admitted create is one row (key, model, time). An admission, in one write transaction:
+
+1. is serialized with every other admission of the same key and model: on PostgreSQL an advisory
+   transaction lock on (namespace, hash of key and model), so two workers cannot both read 19 and
+   both insert the 20th (each statement after the lock reads what the last holder committed, READ
+   COMMITTED); on SQLite the write transaction itself (`BEGIN IMMEDIATE`: one writer at a time,
+   across processes too);
+2. reads the `limit`-th newest create of the pair inside the window: none means fewer than `limit`
+   in the window, so the create is recorded and goes (0 s to wait); otherwise the answer is the
+   seconds until that create leaves the window, when the next one may go;
+3. drops the pair's rows that left the window long ago (the housekeeper drops every pair's, for
+   pairs no longer used: `forget_before`).
+
+Times are the callers' clocks (the service's `clock`), as everywhere else in Dailies: nodes that
+share a database must keep their clocks in step (NTP). What is paced is the moment a create is let
+go, just before it is sent; the upstream receives it a transit time later, so transits that differ
+by more than the gap between two windows can still put `limit + 1` in one of the upstream's windows.
+A window a little longer than the upstream's (`upstream_rpm_window`) is the margin against that.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from sqlalchemy import Connection, bindparam, delete, insert, select, text
+
+from .db import upstream_creates
+
+# pg_advisory_xact_lock(namespace, hashtext(key and model)): the two-key form, in a namespace of its
+# own (store.py's project locks use 0x6461696C, its capped claims 0x63616C69).
+_LOCK_NAMESPACE = 0x70616365  # "pace"
+_LOCK = text("SELECT pg_advisory_xact_lock(:namespace, hashtext(:pair))")
+# Rows older than this are dropped by the housekeeper whatever their window (settings.py keeps
+# `upstream_rpm_window` under it).
+KEPT_SECONDS = 3600.0
+
+_c = upstream_creates.c
+
+
+@functools.cache
+def _statements():
+    pair = (_c.upstream_key == bindparam("key"), _c.model == bindparam("model"))
+    # The limit-th newest create in the window: while it exists, the window holds `limit` or more.
+    blocking = (select(_c.at).where(*pair, _c.at > bindparam("since"))
+                .order_by(_c.at.desc()).limit(1).offset(bindparam("skip")))
+    record = insert(upstream_creates).values(upstream_key=bindparam("key"), model=bindparam("model"),
+                                             at=bindparam("now"))
+    # Rows of this pair well out of the window (twice its length: a node whose clock runs a little
+    # ahead must not drop what another still counts).
+    prune = delete(upstream_creates).where(*pair, _c.at <= bindparam("stale"))
+    return blocking, record, prune
+
+
+def admit(conn: Connection, key: str, model: str, limit: int, window: float, now: float) -> float:
+    """Record one create of `model` with the upstream key named `key` if fewer than `limit` were
+    recorded in the `window` seconds up to `now`, and return 0.0; else record nothing and return the
+    seconds until the oldest of the window's last `limit` leaves it (always more than 0).
+
+    Run it in a write transaction of its own (`TaskStore.write.begin()`): the serialization holds
+    until that transaction ends."""
+    if limit < 1:
+        raise ValueError("limit must be 1 or more")
+    blocking, record, prune = _statements()
+    if conn.dialect.name == "postgresql":
+        conn.execute(_LOCK, {"namespace": _LOCK_NAMESPACE, "pair": f"{key}\x00{model}"})
+    conn.execute(prune, {"key": key, "model": model, "stale": now - 2 * window})
+    oldest = conn.execute(blocking, {"key": key, "model": model, "since": now - window, "skip": limit - 1}).scalar()
+    if oldest is not None:
+        # It leaves when `now - window` reaches it. Never 0 (0 means go), never more than a window
+        # (a row from a clock that runs ahead).
+        return min(window, max(oldest + window - now, 0.001))
+    conn.execute(record, {"key": key, "model": model, "now": now})
+    return 0.0
+
+
+def forget_before(conn: Connection, now: float) -> None:
+    """Drop creates older than any window counts (the housekeeper's purge)."""
+    conn.execute(delete(upstream_creates).where(_c.at < now - KEPT_SECONDS))

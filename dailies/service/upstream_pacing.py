@@ -69,7 +69,7 @@ def admit(conn: Connection, key: str, model: str, limit: int, window: float, now
         raise ValueError("limit must be 1 or more")
     blocking, record, prune = _statements()
     if conn.dialect.name == "postgresql":
-        conn.execute(_LOCK, {"namespace": _LOCK_NAMESPACE, "pair": f"{key}\x00{model}"})
+        conn.execute(_LOCK, {"namespace": _LOCK_NAMESPACE, "pair": f"{key}\n{model}"})
     conn.execute(prune, {"key": key, "model": model, "stale": now - 2 * window})
     oldest = conn.execute(blocking, {"key": key, "model": model, "since": now - window, "skip": limit - 1}).scalar()
     if oldest is not None:

@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, inspect
 
 from dailies import launcher
 from dailies.journal import DATABASE_ENV, POSTGRES_PREFIX, STORAGE_ENV, Journal, Scope
-from dailies.journal_files import journal_root
+from dailies.journal.bucket import journal_root
 from dailies.spec.media import encode_data_url
 
 from ..conftest import open_backend

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .service.s3_storage import S3Storage
+    from ..service.s3_storage import S3Storage
 
 BUCKET_SCHEME = "s3://"
 UNSCOPED_FOLDER = "unscoped"  # the stored uploads of the unscoped view (scope folders are 16 hex digits)
@@ -68,7 +68,7 @@ class JournalBucket:
         try:
             import boto3
 
-            from .service.s3_storage import S3Storage
+            from ..service.s3_storage import S3Storage
         except ImportError as exc:
             raise RuntimeError(f"storage {storage}: boto3 is missing (pip install 'dailies[team]')") from exc
 
@@ -81,7 +81,7 @@ class JournalBucket:
 
     def archive(self, folder: str | None) -> S3Storage:
         """The kept copies of one scope folder (None: the unscoped view's, at the archive's root)."""
-        from .service.s3_storage import S3Storage
+        from ..service.s3_storage import S3Storage
 
         name = folder or ""
         with self._lock:

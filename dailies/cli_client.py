@@ -1,5 +1,6 @@
 """The client half of the CLI: create, list, get, cancel, wait and download against any service
-(ours or the real one), with progress on stderr and `--json` for scripts."""
+(ours or the real one), and `request` (a task's prompt and inputs) against a Dailies service, with
+progress on stderr and `--json` for scripts."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import mimetypes
 import os
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_args
 
-from .client import Client, DailiesError, RequestRuleError, RequestValidationError
+from .client import Client, DailiesError, RequestRuleError, RequestValidationError, UnsupportedEndpointError
 from .spec.media import encode_data_url
-from .spec.models import ServiceTier, TaskRecord
+from .spec.models import ServiceTier, StoredMediaUrl, TaskRecord, TaskRequest
 from .spec.statuses import LISTABLE_FILTERS, TaskStatus
 
 
@@ -149,6 +151,54 @@ def cmd_get(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_request(args: argparse.Namespace) -> int:
+    with make_client(args) as client:
+        try:
+            stored = client.task_request(args.task_id)
+        except UnsupportedEndpointError:
+            print(f"dailies: {client.base_url} does not say what a task was asked for (an endpoint of a "
+                  "Dailies service, /dailies/v1/tasks/ID/request; the real Ark has none)", file=sys.stderr)
+            return 1
+    _print(args, stored.model_dump(exclude_none=True), _request_text(stored))
+    return 0
+
+
+_REQUEST_HEAD = {"id", "model", "created_by", "created_at", "prompt", "content", "draft_task_id"}
+
+
+def _request_text(stored: TaskRequest) -> str:
+    created = datetime.fromtimestamp(stored.created_at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    lines = [f"{stored.id}  {stored.model}  created {created}" + (f" by {stored.created_by}" if stored.created_by
+                                                                      else "")]
+    if stored.draft_task_id:
+        lines.append(f"final of draft {stored.draft_task_id} (its inputs)")
+    lines.append(f"prompt: {stored.prompt}" if stored.prompt is not None else "prompt: (none)")
+    for index, item in enumerate(stored.content):
+        if item.type == "text":
+            continue
+        role = f" {item.role}" if item.role else ""
+        media = item.image_url or item.video_url or item.audio_url
+        what = _medium_text(media) if media is not None else (item.draft_task.id if item.draft_task else "")
+        lines.append(f"content[{index}] {item.type}{role}: {what}")
+    parameters = {k: v for k, v in stored.model_dump(exclude_none=True).items() if k not in _REQUEST_HEAD}
+    if parameters:
+        lines.append("parameters: " + "  ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
+                                                for k, v in parameters.items()))
+    return "\n".join(lines)
+
+
+def _medium_text(media: StoredMediaUrl) -> str:
+    inline = media.inline
+    if inline is None:
+        return media.url or "-"
+    parts = [f"inline {inline.media_type or 'data'}"]
+    if inline.width and inline.height:
+        parts.append(f"{inline.width}x{inline.height}")
+    if inline.bytes is not None:
+        parts.append(f"{inline.bytes / 1e6:.1f} MB" if inline.bytes >= 100_000 else f"{inline.bytes / 1e3:.1f} KB")
+    return ", ".join(parts) + (" (a thumbnail in --json)" if media.url else "")
+
+
 def cmd_cancel(args: argparse.Namespace) -> int:
     with make_client(args) as client:
         client.tasks.delete(args.task_id)
@@ -234,6 +284,8 @@ def register(sub) -> None:
     listing.set_defaults(func=cmd_list)
 
     for name, func, text in (("get", cmd_get, "show one task"),
+                             ("request", cmd_request, "show what a task was asked for: prompt, inputs, "
+                                                      "parameters (a Dailies service)"),
                              ("cancel", cmd_cancel, "cancel a queued task or delete a finished one")):
         p = sub.add_parser(name, help=text)
         add_connection_args(p)

@@ -33,7 +33,14 @@ from dailies.spec.models import (
 from dailies.spec.validation import check_create_body, drop_nulls
 
 from ._retry import RetryPolicy
-from .errors import APIResponseValidationError, MissingAPIKeyError, RequestRuleError, RequestValidationError
+from .errors import (
+    APIResponseValidationError,
+    MissingAPIKeyError,
+    NotFoundError,
+    RequestRuleError,
+    RequestValidationError,
+    UnsupportedEndpointError,
+)
 
 log = logging.getLogger("dailies.client")
 
@@ -212,6 +219,10 @@ class Endpoints:
     def service_info(self) -> RequestSpec:
         return RequestSpec("GET", self._own("service"), self._headers())
 
+    def task_request(self, task_id: str) -> RequestSpec:
+        self._task_url(task_id)  # the same check of the id
+        return RequestSpec("GET", self._own(f"tasks/{quote(task_id, safe='')}/request"), self._headers())
+
     def download(self, url: str) -> RequestSpec:
         """A GET of a result file. Relative URLs are taken from the base URL's host. The key is sent
         only to the base URL's own origin: result URLs are signed, and may point at a CDN."""
@@ -301,6 +312,17 @@ def parse_model(response: httpx.Response, model: type[M]) -> M:
             response=response,
             body=body,
         ) from None
+
+
+# The code of the 404 for a task that is not there (or is another project's), spec section 7.
+TASK_NOT_FOUND_CODE = "NotFound.Task"
+
+
+def unless_task_not_found(error: NotFoundError) -> NotFoundError:
+    """A 404 of a Dailies endpoint about one task: the endpoint's own `NotFound.Task` as it is, any
+    other 404 (the real Ark's or an older Dailies' for a path it does not have) as
+    `UnsupportedEndpointError`."""
+    return error if error.code == TASK_NOT_FOUND_CODE else UnsupportedEndpointError.of(error)
 
 
 class Pager:

@@ -23,6 +23,7 @@ from dailies.spec.models import (
     ServiceTier,
     SpendReport,
     TaskRecord,
+    TaskRequest,
 )
 
 from ._base import (
@@ -44,10 +45,11 @@ from ._base import (
     parse_model,
     replacing,
     resolve_config,
+    unless_task_not_found,
 )
 from ._clock import Clock, SystemClock
 from ._retry import retry_delay
-from .errors import WaitTimeout, connection_error_for, status_error_for
+from .errors import NotFoundError, WaitTimeout, connection_error_for, status_error_for
 
 
 class AsyncTasks:
@@ -214,6 +216,21 @@ class AsyncClient:
         """What a Dailies service is: the local preview renderer or a gateway, and its upstream's region
         (`/dailies/v1/service`, beyond the specification): other services answer 404 (`NotFoundError`)."""
         return parse_model(await self._send(self._endpoints.service_info()), ServiceInfo)
+
+    async def task_request(self, task_id: str) -> TaskRequest:
+        """A task's stored request, its prompt and inputs, from a Dailies service
+        (`/dailies/v1/tasks/{id}/request`, beyond the specification): inline images come as small
+        thumbnails, inline videos and audio as their type and size; no `callback_url`.
+
+        Raises `NotFoundError` for a task the service does not have (or another project's), and its
+        subclass `UnsupportedEndpointError` when the service has no such endpoint (the real Ark, an
+        older Dailies), so a caller can tell "no such task" from "not available here".
+        """
+        try:
+            response = await self._send(self._endpoints.task_request(task_id))
+        except NotFoundError as exc:
+            raise unless_task_not_found(exc) from None
+        return parse_model(response, TaskRequest)
 
     async def wait(
         self,

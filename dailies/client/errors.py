@@ -15,6 +15,7 @@
                ├── AuthenticationError        401
                ├── PermissionDeniedError      403 (also an expired result URL)
                ├── NotFoundError              404
+               │    └── UnsupportedEndpointError  a Dailies endpoint the service does not have
                ├── ConflictError              409
                ├── RequestTooLargeError       413
                ├── UnprocessableEntityError   422
@@ -53,6 +54,7 @@ __all__ = [
     "AuthenticationError",
     "PermissionDeniedError",
     "NotFoundError",
+    "UnsupportedEndpointError",
     "ConflictError",
     "RequestTooLargeError",
     "UnprocessableEntityError",
@@ -208,6 +210,17 @@ class PermissionDeniedError(APIStatusError):
 
 class NotFoundError(APIStatusError):
     """404: unknown task (or one of another project), model or endpoint."""
+
+
+class UnsupportedEndpointError(NotFoundError):
+    """404 for an endpoint of Dailies' own API (`/dailies/v1/...`) that the service does not have: the
+    real Ark, or an older Dailies. Raised where the endpoint's own 404 can be told apart (its
+    `NotFound.Task` for an unknown task); a `NotFoundError`, so code catching that still does."""
+
+    @classmethod
+    def of(cls, error: APIStatusError) -> UnsupportedEndpointError:
+        return cls(error.message, response=error.response, body=error.body, code=error.code,
+                   param=error.param, type=error.type, request_id=error.request_id)
 
 
 class ConflictError(APIStatusError):

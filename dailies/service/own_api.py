@@ -5,18 +5,26 @@ stays exactly the contract real clients expect). Same authentication and error s
 - `GET /dailies/v1/service`: local preview or gateway; a gateway's upstream, region and key health.
 - `GET /dailies/v1/spend?since=YYYY-MM-DD`: the project's spend per day, member, model and state,
   and its budgets with what is left (budgets.py).
+- `GET /dailies/v1/tasks/{task_id}/request`: a task's stored request, its prompt and inputs (inline
+  images as thumbnails, never the data; stored_requests.py), and the member who created it. A task of
+  another project answers 404 exactly as an unknown one, as `GET /api/v3/.../tasks/{id}` does.
 """
 
 from __future__ import annotations
 
+import functools
 from datetime import date
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
 
-from . import budgets
+from . import budgets, stored_requests
 from .api_errors import ApiError
-from .routes import CallerOf, call_service, services
+from .db import ledger
+from .routes import CallerOf, admitted, call_service, services
 
 PREFIX = "/dailies/v1"
 router = APIRouter(prefix=PREFIX, tags=["dailies"])
@@ -57,3 +65,30 @@ def _spend(engine, project: str, since: date | None, now: float) -> dict:
                      "amount": str(s.amount / micros), "spent": str(s.settled / micros),
                      "reserved": str(s.reserved / micros), "left": str(s.left / micros)} for s in statuses],
     }
+
+
+# A stored request up to this size holds no image worth decoding: answered on the event loop.
+QUICK_REQUEST_MAX_CHARS = 64 * 1024
+
+
+@router.get("/tasks/{task_id}/request", response_model=None,
+            summary="A task's stored request: prompt and inputs (inline images as thumbnails)")
+async def task_request(request: Request, task_id: str, caller: CallerOf) -> JSONResponse:
+    """Counted as a read against the key's per-minute limit, as a get is."""
+    headers = await admitted(request, caller, "read")
+    svc = services(request)
+    row, member = await call_service(request, _task_and_creator, svc, caller.project, task_id, reads_only=True)
+    shown = functools.partial(stored_requests.answer, row.request, task_id=row.id, model=row.model,
+                              created_at=row.created_at, created_by=member, draft_task_id=row.draft_task_id)
+    # Decoding megabytes of images takes tens of milliseconds: never on the event loop.
+    body = shown() if len(row.request) <= QUICK_REQUEST_MAX_CHARS else await run_in_threadpool(shown)
+    return JSONResponse(body, headers=headers)
+
+
+def _task_and_creator(svc, project: str, task_id: str):
+    """The task (404 `NotFound.Task` for another project's, as for an unknown one) and the member name
+    of the key that created it, which the ledger records with every create ('' or no row: None)."""
+    row = svc.tasks.get(project, task_id)
+    with svc.engine.connect() as conn:
+        member = conn.execute(select(ledger.c.member).where(ledger.c.task_id == row.id)).scalar()
+    return row, member or None

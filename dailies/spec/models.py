@@ -289,6 +289,64 @@ class ServiceInfo(_Open):
     upstream: Upstream | None = None
 
 
+
+class InlineMedium(_Open):
+    """What an inline (`data:` URL) input was: its media type, size in bytes and, for an image, its
+    width and height as stored."""
+
+    media_type: str | None = None
+    bytes: int | None = None
+    width: int | None = None
+    height: int | None = None
+
+
+class StoredMediaUrl(_Open):
+    """An input as `GET /dailies/v1/tasks/{id}/request` gives it: the URL as sent, or for an inline
+    image a small JPEG thumbnail data URL; None for an inline video or audio (`inline` says what it was)."""
+
+    url: str | None = None
+    inline: InlineMedium | None = None
+
+
+class StoredContentItem(_Open):
+    type: str
+    text: str | None = None
+    image_url: StoredMediaUrl | None = None
+    video_url: StoredMediaUrl | None = None
+    audio_url: StoredMediaUrl | None = None
+    role: str | None = None
+    draft_task: DraftTaskRef | None = None
+
+
+class TaskRequest(_Open):
+    """A task's stored request, its prompt and inputs (`GET /dailies/v1/tasks/{id}/request`, beyond the
+    specification): inline images as thumbnails, never the data; no `callback_url`. The request's other
+    parameters as it set them (text commands included) are fields too, `None` when it did not set them."""
+
+    id: str
+    model: str
+    created_by: str | None = None  # the member name of the key that created it
+    created_at: int
+    prompt: str | None = None  # the text item's text, `--` commands included
+    content: list[StoredContentItem]
+    draft_task_id: str | None = None  # a final: the draft whose inputs it holds
+    resolution: str | None = None
+    ratio: str | None = None
+    duration: int | None = None
+    frames: int | None = None
+    seed: int | None = None
+    camera_fixed: bool | None = None
+    watermark: bool | None = None
+    generate_audio: bool | None = None
+    return_last_frame: bool | None = None
+    service_tier: str | None = None
+    execution_expires_after: int | None = None
+    draft: bool | None = None
+    tools: list[dict[str, Any]] | None = None
+    safety_identifier: str | None = None
+    priority: int | None = None
+
+
 # ---------- 7 errors ----------
 
 

@@ -39,6 +39,8 @@ part stands on: the store, the scope, the reads and writes), `submissions` (batc
 
 from __future__ import annotations
 
+from .adopt import AdoptMixin
+from .comments import Comment, thread
 from .inputs import STORED_PREFIX, StoredInputsMixin
 from .kept import KeptFile, KeptFilesMixin
 from .preferences import PreferencesMixin
@@ -46,10 +48,20 @@ from .records import RecordsMixin
 from .reviews import VERDICTS, Review, ReviewsMixin
 from .schema import POSTGRES_PREFIX, SCHEMA_VERSION, UNSCOPED
 from .scope import Scope
+from .shots import ShotLink, ShotsMixin, group_versions
+from .statuses import STATUS_LABELS, STATUSES, StatusChange, average
 from .submissions import InputRef, Submission, SubmissionsMixin
 from .view import DATABASE_ENV, STORAGE_ENV
 
 __all__ = [
+    "STATUSES",
+    "STATUS_LABELS",
+    "Comment",
+    "ShotLink",
+    "StatusChange",
+    "average",
+    "group_versions",
+    "thread",
     "DATABASE_ENV",
     "POSTGRES_PREFIX",
     "SCHEMA_VERSION",
@@ -66,7 +78,8 @@ __all__ = [
 ]
 
 
-class Journal(SubmissionsMixin, StoredInputsMixin, RecordsMixin, ReviewsMixin, KeptFilesMixin, PreferencesMixin):
+class Journal(SubmissionsMixin, StoredInputsMixin, RecordsMixin, ReviewsMixin, KeptFilesMixin, PreferencesMixin,
+              AdoptMixin, ShotsMixin):
     """A view of the journal: one scope's rows (`scoped`), or every scope's (the constructor).
 
     `database_url` and `storage` default to DAILIES_DATABASE_URL and DAILIES_STORAGE; "" (or

@@ -73,6 +73,20 @@ def _define(prefix: str, postgres: bool) -> tuple[MetaData, dict[str, Table], Se
         "records": table("records", ("scope", "task_id"), required("task_id"), required("record", Text),
                          required("saved_at", Double)),
         "preferences": table("preferences", ("scope", "name"), required("name"), required("value", Text)),
+        # Review together (statuses.py, comments.py, shots.py): appended, never rewritten, except a
+        # comment's resolution and a person's own rating.
+        "statuses": table("statuses", ("scope", "id"), required("id"), required("task_id"), required("status"),
+                          required("author"), Column("previous", String), required("at", Double),
+                          indexes=[("task", "task_id")]),
+        "ratings": table("ratings", ("scope", "task_id", "author"), required("task_id"), required("author"),
+                         required("stars", Integer), required("at", Double)),
+        "comments": table("comments", ("scope", "id"), required("id"), required("task_id"), Column("parent_id", String),
+                          required("author"), required("body", Text), Column("timecode", Double),
+                          required("created_at", Double), Column("resolved_at", Double), Column("resolved_by", String),
+                          indexes=[("task", "task_id")]),
+        "shots": table("shots", ("scope", "task_id"), required("task_id"), required("shot_id"),
+                       Column("parent_id", String), required("how"), required("created_at", Double),
+                       indexes=[("shot", "shot_id")]),
     }
     return metadata, tables, writes
 

@@ -1,0 +1,98 @@
+"""Comments: a thread per task (a version). Each has an author, a time, and optionally a timecode in
+the video (seconds); a reply names the comment it answers; a comment is resolved and reopened by
+anyone of the scope (who and when is kept)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sqlalchemy import select
+
+from .statuses import StatusesMixin
+
+MAX_COMMENT_CHARS = 5000
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: str
+    task_id: str
+    author: str
+    body: str
+    created_at: float
+    timecode: float | None = None
+    parent_id: str | None = None
+    resolved_at: float | None = None
+    resolved_by: str | None = None
+
+    @property
+    def resolved(self) -> bool:
+        return self.resolved_at is not None
+
+
+class CommentsMixin(StatusesMixin):
+    """Stands on StatusesMixin for the view's author."""
+
+    def add_comment(self, task_id: str, body: str, timecode: float | None = None, parent_id: str | None = None,
+                    at: float | None = None, author: str | None = None) -> Comment:
+        body = body.strip()
+        if not body:
+            raise ValueError("a comment needs some text")
+        if len(body) > MAX_COMMENT_CHARS:
+            raise ValueError(f"a comment is at most {MAX_COMMENT_CHARS} characters")
+        if timecode is not None and not timecode >= 0:
+            raise ValueError("a timecode is 0 seconds or more")
+        comment = Comment(uuid.uuid4().hex, task_id, author or self.author, body,
+                          time.time() if at is None else at, timecode, parent_id)
+        self._write("comments", [{"scope": self._writes_as, **comment.__dict__}])
+        return comment
+
+    @staticmethod
+    def _comment(row: Any) -> Comment:
+        return Comment(row.id, row.task_id, row.author, row.body, row.created_at, row.timecode, row.parent_id,
+                       row.resolved_at, row.resolved_by)
+
+    def comments(self, task_ids: Iterable[str]) -> dict[str, list[Comment]]:
+        """Each task's comments, oldest first (replies among them: `thread` orders them)."""
+        ids = list(dict.fromkeys(task_ids))
+        if not ids:
+            return {}
+        table = self._table("comments")
+        out: dict[str, list[Comment]] = {}
+        for row in self._read(select(table).where(self._visible(table), table.c.task_id.in_(ids))
+                              .order_by(table.c.created_at)):
+            out.setdefault(row.task_id, []).append(self._comment(row))
+        return out
+
+    def set_resolved(self, comment_id: str, resolved: bool, at: float | None = None) -> Comment:
+        table = self._table("comments")
+        rows = self._read(select(table).where(self._visible(table), table.c.id == comment_id))
+        if not rows:
+            raise KeyError(comment_id)
+        row = rows[0]
+        comment = replace(self._comment(row), resolved_at=(time.time() if at is None else at) if resolved else None,
+                          resolved_by=self.author if resolved else None)
+        self._write("comments", [{"scope": row.scope, **comment.__dict__}])
+        return comment
+
+
+def thread(comments: list[Comment]) -> list[tuple[Comment, int]]:
+    """Comments in reading order with their depth: each top-level comment (oldest first) followed by
+    its replies (and theirs). A reply whose parent is gone shows at the top level."""
+    ids = {c.id for c in comments}
+    children: dict[str | None, list[Comment]] = {}
+    for c in comments:
+        children.setdefault(c.parent_id if c.parent_id in ids else None, []).append(c)
+    out: list[tuple[Comment, int]] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for c in children.get(parent, []):
+            out.append((c, depth))
+            walk(c.id, depth + 1)
+
+    walk(None, 0)
+    return out

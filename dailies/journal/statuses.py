@@ -1,0 +1,112 @@
+"""Review status of each version (a succeeded task) with its history, and each person's stars.
+
+Every succeeded result starts `pending` (no row); anyone of the scope (the project, on a Dailies
+service) sets `approved`, `changes_requested` or `rejected`, or back to `pending`. Each change is a new
+row (who, when, from what), so the history is the rows in order and the current status the latest.
+Stars are one per person and task (a person changes theirs); the card shows each and the average.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from .view import View
+
+PENDING = "pending"
+APPROVED = "approved"
+CHANGES_REQUESTED = "changes_requested"
+REJECTED = "rejected"
+STATUSES = (PENDING, APPROVED, CHANGES_REQUESTED, REJECTED)
+STATUS_LABELS = {PENDING: "Pending review", APPROVED: "Approved", CHANGES_REQUESTED: "Changes requested",
+                 REJECTED: "Rejected"}
+# The legacy per-key verdicts (reviews.py) as statuses, for the migration (adopt.py).
+FROM_VERDICT = {"approved": APPROVED, "rejected": REJECTED}
+SOMEONE = "Someone"  # the author of a change made through a view that knows no name
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    task_id: str
+    status: str
+    author: str
+    at: float
+    previous: str | None = None
+
+
+class StatusesMixin(View):
+    @property
+    def author(self) -> str:
+        """Who writes through this view (Scope.author)."""
+        return (self._scope.author if self._scope is not None else "") or SOMEONE
+
+    def set_status(self, task_id: str, status: str, at: float | None = None) -> StatusChange:
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {', '.join(STATUSES)}")
+        previous = self.statuses([task_id]).get(task_id)
+        change = StatusChange(task_id, status, self.author, time.time() if at is None else at,
+                              previous.status if previous is not None else PENDING)
+        self._write("statuses", [{"scope": self._writes_as, "id": uuid.uuid4().hex, **change.__dict__}])
+        return change
+
+    @staticmethod
+    def _change(row: Any) -> StatusChange:
+        return StatusChange(row.task_id, row.status, row.author, row.at, row.previous)
+
+    def statuses(self, task_ids: Iterable[str]) -> dict[str, StatusChange]:
+        """The latest change of each task that has one (the others are pending)."""
+        ids = list(dict.fromkeys(task_ids))
+        if not ids:
+            return {}
+        table = self._table("statuses")
+        rows = self._read(select(table).where(self._visible(table), table.c.task_id.in_(ids))
+                          .order_by(table.c.at.desc(), self._store.written(table).desc()))
+        out: dict[str, StatusChange] = {}
+        for row in rows:
+            out.setdefault(row.task_id, self._change(row))
+        return out
+
+    def status_of(self, task_id: str) -> str:
+        change = self.statuses([task_id]).get(task_id)
+        return change.status if change is not None else PENDING
+
+    def status_history(self, task_id: str) -> list[StatusChange]:
+        """Every change of the task's status, oldest first."""
+        table = self._table("statuses")
+        rows = self._read(select(table).where(self._visible(table), table.c.task_id == task_id)
+                          .order_by(table.c.at, self._store.written(table)))
+        return [self._change(r) for r in rows]
+
+    def rate(self, task_id: str, stars: int | None, at: float | None = None) -> None:
+        """This view's author's stars for the task, 1 to 5; None or 0 takes them back."""
+        if stars is not None and not 0 <= stars <= 5:
+            raise ValueError("stars must be 0 to 5")
+        table = self._table("ratings")
+        if not stars:
+            with self._store.writer.begin() as conn:
+                conn.execute(table.delete().where(table.c.scope == self._writes_as, table.c.task_id == task_id,
+                                                  table.c.author == self.author))
+            return
+        self._write("ratings", [{"scope": self._writes_as, "task_id": task_id, "author": self.author,
+                                 "stars": stars, "at": time.time() if at is None else at}])
+
+    def ratings(self, task_ids: Iterable[str]) -> dict[str, dict[str, int]]:
+        """Each task's stars by person."""
+        ids = list(dict.fromkeys(task_ids))
+        if not ids:
+            return {}
+        table = self._table("ratings")
+        out: dict[str, dict[str, int]] = {}
+        for row in self._read(select(table).where(self._visible(table), table.c.task_id.in_(ids))
+                              .order_by(table.c.at)):
+            out.setdefault(row.task_id, {})[row.author] = row.stars
+        return out
+
+
+def average(stars: dict[str, int]) -> float | None:
+    return sum(stars.values()) / len(stars) if stars else None

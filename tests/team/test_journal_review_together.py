@@ -1,0 +1,131 @@
+"""Review together in the journal, on both backends (SQLite file; PostgreSQL + bucket): one scope per
+project shared by its members, each change signed by its author; statuses with history, each person's
+stars, comments at a timecode with replies and resolution, versions of a shot; the per-key journals
+and verdicts of the previous release adopted into the project's scope."""
+
+from __future__ import annotations
+
+import pytest
+
+from dailies.journal import Journal, Scope, Submission, group_versions, thread
+from dailies.journal.statuses import APPROVED, CHANGES_REQUESTED, PENDING
+
+BASE = "http://127.0.0.1:8000/api/v3"
+ANA_KEY, BO_KEY, CY_KEY = "key-ana-0001", "key-bo-0002", "key-cy-0003"
+
+
+@pytest.fixture
+def journal(backend, tmp_path):
+    if backend.team:
+        opened = Journal(tmp_path / "dashboard" / "journal.sqlite3", database_url=backend.database_url,
+                         storage=backend.storage)
+    else:
+        opened = Journal(tmp_path / "dashboard" / "journal.sqlite3", database_url="", storage="")
+    yield opened
+    opened.close()
+
+
+def project_view(journal: Journal, project: str, author: str) -> Journal:
+    return journal.scoped(Scope.of_project(BASE, project, author=author))
+
+
+def submission(task_id: str, prompt: str) -> Submission:
+    return Submission(task_id=task_id, batch_id=None, submitted_at=1.0, base_url=BASE, model="m", mode="text",
+                      prompt=prompt, request={"model": "m", "content": [{"type": "text", "text": prompt}]})
+
+
+def test_members_of_a_project_share_statuses_stars_and_comments_and_other_projects_see_none(journal):
+    ana, bo, cy = (project_view(journal, "studio", "Ana"), project_view(journal, "studio", "Bo"),
+                   project_view(journal, "other", "Cy"))
+    ana.record_submission(submission("cgt-1", "lantern over the river"))
+    assert bo.submission("cgt-1").prompt == "lantern over the river"
+    assert bo.status_of("cgt-1") == PENDING
+    bo.set_status("cgt-1", CHANGES_REQUESTED, at=10.0)
+    ana.set_status("cgt-1", APPROVED, at=20.0)
+    assert [(c.author, c.previous, c.status) for c in ana.status_history("cgt-1")] == [
+        ("Bo", PENDING, CHANGES_REQUESTED), ("Ana", CHANGES_REQUESTED, APPROVED)]
+    assert bo.status_of("cgt-1") == APPROVED
+    ana.rate("cgt-1", 4)
+    bo.rate("cgt-1", 2)
+    bo.rate("cgt-1", 3)  # Bo changes his mind: one rating per person
+    assert ana.ratings(["cgt-1"]) == {"cgt-1": {"Ana": 4, "Bo": 3}}
+    bo.rate("cgt-1", None)
+    assert ana.ratings(["cgt-1"]) == {"cgt-1": {"Ana": 4}}
+
+    note = bo.add_comment("cgt-1", "too dark here", timecode=2.0, at=30.0)
+    reply = ana.add_comment("cgt-1", "brighter in v2", parent_id=note.id, at=40.0)
+    ana.add_comment("cgt-1", "general note", at=35.0)
+    shown = [(c.author, c.body, c.timecode, depth) for c, depth in thread(ana.comments(["cgt-1"])["cgt-1"])]
+    assert shown == [("Bo", "too dark here", 2.0, 0), ("Ana", "brighter in v2", None, 1),
+                     ("Ana", "general note", None, 0)]
+    resolved = ana.set_resolved(note.id, True)
+    assert resolved.resolved and resolved.resolved_by == "Ana"
+    assert bo.comments(["cgt-1"])["cgt-1"][0].resolved
+    assert not bo.set_resolved(note.id, False).resolved
+    assert reply.parent_id == note.id
+
+    # Another project sees nothing of it.
+    assert cy.submission("cgt-1") is None and cy.status_of("cgt-1") == PENDING
+    assert cy.comments(["cgt-1"]) == {} and cy.ratings(["cgt-1"]) == {}
+
+
+def test_comments_and_statuses_refuse_what_is_not_one(journal):
+    ana = project_view(journal, "studio", "Ana")
+    with pytest.raises(ValueError, match="some text"):
+        ana.add_comment("cgt-1", "   ")
+    with pytest.raises(ValueError, match="timecode"):
+        ana.add_comment("cgt-1", "x", timecode=-1)
+    with pytest.raises(ValueError, match="status must be one of"):
+        ana.set_status("cgt-1", "maybe")
+    with pytest.raises(ValueError, match="stars"):
+        ana.rate("cgt-1", 6)
+
+
+def test_versions_join_the_shot_of_the_task_they_came_from(journal):
+    ana = project_view(journal, "studio", "Ana")
+    ana.link_version("cgt-2", "cgt-1", "edit", at=2.0)
+    ana.link_version("cgt-3", "cgt-2", "rerun", at=3.0)  # a version of a version: still shot cgt-1
+    ana.link_version("cgt-9", "cgt-8", "chain", at=4.0)
+    links = ana.shot_links(["cgt-1", "cgt-2", "cgt-3", "cgt-8", "cgt-9"])
+    assert links["cgt-3"].shot_id == "cgt-1" and links["cgt-3"].parent_id == "cgt-2"
+    assert group_versions(["cgt-1", "cgt-8", "cgt-2", "cgt-9", "cgt-3", "cgt-7"], links) == {
+        "cgt-1": ["cgt-1", "cgt-2", "cgt-3"], "cgt-8": ["cgt-8", "cgt-9"], "cgt-7": ["cgt-7"]}
+    assert ana.shot_members(["cgt-1"]) == {"cgt-1": ["cgt-2", "cgt-3"]}
+    with pytest.raises(ValueError, match="how must be one of"):
+        ana.link_version("cgt-4", "cgt-1", "copy")
+
+
+def test_a_per_key_journal_of_the_previous_release_joins_its_projects_scope(journal):
+    """Verdicts become statuses, stars the member's rating, notes the member's comment; submissions and
+    preferences move; a row the project already has stays; it runs once."""
+    ana_key = journal.scoped(Scope.of(BASE, ANA_KEY))
+    ana_key.record_submission(submission("cgt-1", "lantern over the river"))
+    ana_key.set_review("cgt-1", verdict="approved", stars=5, notes="lovely light")
+    ana_key.set_review("cgt-2", verdict="rejected")
+    ana_key.set_preference("compose.model", "m-ana")
+    bo = project_view(journal, "studio", "Bo")
+    bo.record_submission(submission("cgt-3", "bo's own"))
+
+    ana = project_view(journal, "studio", "Ana")
+    assert ana.adopt(Scope.of(BASE, ANA_KEY)) > 0
+    assert bo.submission("cgt-1").prompt == "lantern over the river"
+    assert bo.status_of("cgt-1") == APPROVED and bo.status_of("cgt-2") == "rejected"
+    assert bo.status_history("cgt-1")[0].author == "Ana"
+    assert bo.ratings(["cgt-1"]) == {"cgt-1": {"Ana": 5}}
+    assert [(c.author, c.body) for c in bo.comments(["cgt-1"])["cgt-1"]] == [("Ana", "lovely light")]
+    assert ana.preference("compose.model") == "m-ana"
+    # The key's own scope is empty now, and a second adoption brings nothing twice.
+    assert ana_key.submission("cgt-1") is None and ana_key.review("cgt-1").verdict is None
+    assert ana.adopt(Scope.of(BASE, ANA_KEY)) == 0
+    assert len(bo.comments(["cgt-1"])["cgt-1"]) == 1
+
+
+def test_a_key_scope_migrates_its_own_verdicts_in_place(journal):
+    """Against a service that says nothing of projects (the real Ark) the scope stays the key's: its
+    verdicts still become statuses, signed with the display name the person gave."""
+    scope = Scope.of(BASE, CY_KEY, author="Cy")
+    mine = journal.scoped(scope)
+    mine.set_review("cgt-5", verdict="approved", notes="ship it")
+    assert mine.adopt() == 1
+    assert mine.status_of("cgt-5") == APPROVED
+    assert [(c.author, c.body) for c in mine.comments(["cgt-5"])["cgt-5"]] == [("Cy", "ship it")]

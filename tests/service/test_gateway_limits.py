@@ -1,0 +1,169 @@
+"""The gateway's two upstream limits end to end: 40 tasks from 4 member keys (two projects) through a
+gateway with upstream concurrency 2 and upstream RPM 20, in front of an upstream Dailies (preview
+renderer) that would take more at once.
+
+The RPM's window is shortened (`upstream_rpm_window`; the service's is 60 s) so that the test takes
+well under a minute: the upstream here counts its creates in windows of WINDOW (15) seconds, and the
+gateway paces them in windows one second longer, the margin docs/gateway.md recommends against transit
+times (the gateway counts a create when it lets it go, the upstream when it arrives; without the
+margin, two transits that differ by a few milliseconds put 21 in one of the upstream's windows). The
+window is long enough that the concurrency cap alone would let more than 20 creates into it, so both
+limits are what holds the gateway back.
+
+What the upstream saw is read from its own store, not sampled: every status change of its tasks is
+timed as it happens (the store's change hook, the one its callbacks and metrics hang on), so a task is
+upstream from its create to its end, and no overlap can slip between two looks. Its creates are also
+counted from the records' own `created_at` (whole seconds)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from dailies.generator.upstream import UpstreamKey
+from dailies.service.db import tasks, upstream_creates
+from dailies.service.members import KeyOptions
+from dailies.spec.statuses import TERMINAL
+
+from ..live_service import start_live_service
+from ..waiting import wait_for
+
+pytestmark = pytest.mark.slow
+
+UPSTREAM_KEY = "upstream-team-key"
+MEMBERS = {"member-key-alice": ("studio", "alice"), "member-key-bob": ("studio", "bob"),
+           "member-key-carol": ("lab", "carol"), "member-key-dan": ("lab", "dan")}
+TASKS_EACH = 10
+CONCURRENCY = 2
+RPM = 20
+WINDOW = 15.0  # the upstream's window, in whole seconds (the records' created_at are whole seconds)
+MARGIN = 1.0  # the gateway's window is this much longer
+# The smallest clip: 1.0 Pro's fewest frames, at 480p.
+SMALL = {"model": "doubao-seedance-1-0-pro-250528", "resolution": "480p", "frames": 29}
+TASKS_PATH = "/contents/generations/tasks"
+
+
+def most_in_a_window(times: list[float], window: float) -> int:
+    """The most of `times` inside any half-open window [t, t + window)."""
+    times = sorted(times)
+    most, first = 0, 0
+    for last, t in enumerate(times):
+        while times[first] <= t - window:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
+
+
+def deepest(intervals: list[tuple[float, float]]) -> int:
+    """The most of the [start, end) intervals that overlap at one moment."""
+    edges = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
+    depth = most = 0
+    for _, step in edges:  # at one moment an end (-1) sorts before a start (+1)
+        depth += step
+        most = max(most, depth)
+    return most
+
+
+def test_forty_tasks_from_four_members_stay_within_the_upstreams_concurrency_and_rpm(tmp_path):
+    # More render slots upstream than the cap: only the gateway can keep the upstream at 2.
+    upstream = start_live_service(tmp_path / "upstream", workers=3, api_keys={UPSTREAM_KEY: "team"})
+    changes: list[tuple[float, str, str]] = []  # (time, upstream task id, status), as the upstream's store made them
+    store = upstream.app.state.services.store
+    on_change = store.on_change
+
+    def timed(conn, row) -> None:
+        changes.append((time.time(), row.id, row.status))
+        on_change(conn, row)
+
+    store.on_change = timed
+    gateway = start_live_service(
+        tmp_path / "gateway", workers=4, api_keys={key: project for key, (project, _) in MEMBERS.items()},
+        key_options={key: KeyOptions(name=name) for key, (_, name) in MEMBERS.items()},
+        upstream_url=upstream.base_url, upstream_keys=[UpstreamKey("main", UPSTREAM_KEY)],
+        upstream_concurrency=CONCURRENCY, upstream_rpm=RPM, upstream_rpm_window=WINDOW + MARGIN,
+        # A task's end reaches the gateway by the upstream's callback, so a place frees at once.
+        upstream_calls_back=True, upstream_poll=(0.5, 1.0))
+    services = gateway.app.state.services
+    admitted_at: set[float] = set()  # the gateway's own record of each create it let go
+    waits: list[float] = []
+    admit = services.generator.admit
+
+    def recorded(key_name: str, model: str) -> float:
+        wait = admit(key_name, model)
+        if wait:
+            waits.append(wait)
+        else:
+            with services.engine.connect() as conn:  # rows stay two windows: this sees every one
+                admitted_at.update(conn.execute(select(upstream_creates.c.at)).scalars())
+        return wait
+
+    services.generator.admit = recorded
+    answered: Counter[int] = Counter()  # every status code a member got, creates and reads
+    lock = threading.Lock()
+
+    def count(response: httpx.Response) -> None:
+        with lock:
+            answered[response.status_code] += 1
+
+    members = {key: httpx.Client(base_url=gateway.base_url, headers={"Authorization": f"Bearer {key}"},
+                                 event_hooks={"response": [count]}, timeout=30) for key in MEMBERS}
+    started = time.monotonic()
+    try:
+        created: dict[str, list[str]] = {key: [] for key in MEMBERS}
+        for n in range(TASKS_EACH):
+            for key, client in members.items():
+                response = client.post(TASKS_PATH, json={**SMALL, "content": [
+                    {"type": "text", "text": f"{MEMBERS[key][1]}, take {n}"}]})
+                assert response.status_code == 200, response.text
+                created[key].append(response.json()["id"])
+
+        def statuses() -> dict[str, str]:
+            seen = {}
+            for key, client in members.items():
+                page = client.get(TASKS_PATH, params={"page_size": 100}).json()
+                seen.update({item["id"]: item["status"] for item in page["items"] if item["id"] in created[key]})
+            return seen
+
+        ended = wait_for(lambda: (s := statuses()) and len(s) == len(MEMBERS) * TASKS_EACH
+                         and all(v in TERMINAL for v in s.values()) and s,
+                         "every member's tasks to end", timeout=240, interval=0.5)
+        took = time.monotonic() - started
+    finally:
+        for client in members.values():
+            client.close()
+        gateway.stop()
+        upstream.stop()
+
+    assert Counter(ended.values()) == {"succeeded": len(MEMBERS) * TASKS_EACH}
+    assert set(answered) == {200}, answered  # no member ever saw a 429 (nor anything else)
+
+    # The upstream: each task from its create to its end, and while it ran.
+    created_at = {task_id: at for at, task_id, status in changes if status == "queued"}
+    ended_at = {task_id: at for at, task_id, status in changes if status in TERMINAL}
+    running_at = {task_id: at for at, task_id, status in changes if status == "running"}
+    assert len(created_at) == len(ended_at) == len(MEMBERS) * TASKS_EACH  # one upstream task per member task
+    handed_over = deepest([(created_at[t], ended_at[t]) for t in created_at])
+    running = deepest([(running_at[t], ended_at[t]) for t in running_at])
+    assert handed_over <= CONCURRENCY and running <= CONCURRENCY, (handed_over, running)
+    assert handed_over == CONCURRENCY  # reached: the cap is what held the others back
+
+    # Creates: the gateway's own record (exact, in its own window), what the upstream's store saw and its
+    # records' created_at (whole seconds s .. s + WINDOW - 1 lie inside one window of WINDOW seconds).
+    assert len(admitted_at) == len(MEMBERS) * TASKS_EACH
+    paced = most_in_a_window(list(admitted_at), WINDOW + MARGIN)
+    seen_upstream = most_in_a_window(list(created_at.values()), WINDOW)
+    engine = upstream.app.state.services.engine
+    with engine.connect() as conn:
+        whole_seconds = conn.execute(select(tasks.c.created_at)).scalars().all()
+    engine.dispose()
+    in_records = most_in_a_window([float(s) for s in whole_seconds], WINDOW)
+    print(f"\n{len(created_at)} tasks in {took:.1f} s; upstream at most {handed_over} handed over and {running} "
+          f"running at once; most creates in one window: gateway {paced} in {WINDOW + MARGIN:g} s, upstream "
+          f"{seen_upstream} (its store) and {in_records} (created_at) in {WINDOW:g} s; {len(waits)} waits")
+    assert paced <= RPM and seen_upstream <= RPM and in_records <= RPM, (paced, seen_upstream, in_records)
+    assert paced == RPM and waits  # the RPM was reached too: creates waited for the window to move

@@ -109,6 +109,9 @@ class UpstreamGenerator:
         # Asked before each create: seconds to wait before this key may create another task of this
         # model (the upstream's requests per minute, counted across every worker by the service), 0: go.
         self.admit: Callable[[str, str], float] = lambda key_name, model: 0.0
+        # Told when the upstream answered an admitted create (any answer: it arrived): the service
+        # counts it from then.
+        self.answered: Callable[[str, str], None] = lambda key_name, model: None
         # Told of every upstream call: (call, outcome, seconds); the service's metrics listen here.
         self.observe: Callable[[str, str, float], None] = lambda call, outcome, seconds: None
         # The URL the upstream calls back when a task changes (a signal that cuts the poll short; the
@@ -230,6 +233,7 @@ class UpstreamGenerator:
                                      f"({type(exc).__name__}); it is not sent again.") from exc
             else:
                 self.observe("create", str(response.status_code), time.monotonic() - started)
+                self.answered(key.name, body["model"])
                 if response.status_code == 200:
                     upstream_id = response.json()["id"]
                     state = {**kept, "phase": "running", "key": key.name, "upstream_id": upstream_id}

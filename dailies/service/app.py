@@ -70,7 +70,12 @@ def _request_id(request: Request) -> str:
 
 def _error_response(request: Request, error: ApiError) -> JSONResponse:
     request_id = _request_id(request)
-    return JSONResponse(error.body(request_id), status_code=error.status, headers={"X-Request-Id": request_id})
+    headers = {"X-Request-Id": request_id}
+    if error.status == 409:
+        # A conflict (deleting a running or cancelled task) is the same on every try: the official
+        # SDK would retry it twice (and a gateway send each retry's DELETE upstream) unless told not to.
+        headers["x-should-retry"] = "false"
+    return JSONResponse(error.body(request_id), status_code=error.status, headers=headers)
 
 
 def _install_error_handlers(app: FastAPI) -> None:

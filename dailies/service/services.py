@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from functools import lru_cache, partial
 
 from sqlalchemy import Connection, Row, text
@@ -83,6 +84,8 @@ class Services:
         if hasattr(self.generator, "observe"):
             self.generator.observe = self.metrics.upstream_call
             self.generator.admit = self._admit_upstream_create
+            self.generator.answered = self._upstream_answered
+            self._admitted = threading.local()
             self.metrics.upstream_keys_set_aside.set_function(lambda: len(self.generator.set_aside))
             self.wakeups.on_upstream = self.generator.wake
             if settings.upstream_callback_url:
@@ -125,9 +128,25 @@ class Services:
         """One upstream create of this key and model counted against `upstream_rpm` in any
         `upstream_rpm_window` (sliding, in the database, so every worker shares it): 0 to go, else
         the seconds to wait."""
+        now = self.settings.clock()
         with self.store.write.begin() as conn:
-            return upstream_pacing.admit(conn, key_name, model, self.settings.upstream_rpm,
-                                         self.settings.upstream_rpm_window, self.settings.clock())
+            wait = upstream_pacing.admit(conn, key_name, model, self.settings.upstream_rpm,
+                                         self.settings.upstream_rpm_window, now)
+        if wait == 0:
+            self._admitted.at = now  # this render thread's create: `_upstream_answered` moves it
+        return wait
+
+    def _upstream_answered(self, key_name: str, model: str) -> None:
+        """The upstream answered the create this thread was admitted for: it counts from now."""
+        admitted_at = getattr(self._admitted, "at", None)
+        if admitted_at is None:
+            return
+        self._admitted.at = None
+        try:
+            with self.store.write.begin() as conn:
+                upstream_pacing.answered(conn, key_name, model, admitted_at, self.settings.clock())
+        except Exception as exc:  # the create went; its row keeps the earlier time
+            log.warning("recording when the upstream answered a create failed: %s", exc)
 
     def _probe_database(self) -> None:
         with self.engine.connect() as conn:

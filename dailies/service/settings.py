@@ -69,8 +69,8 @@ class Settings:
     # Creates per minute per upstream key and model (Ark publishes 600 for Seedance), shared by every worker.
     upstream_rpm: int = 600
     # The minute `upstream_rpm` counts in, in seconds: any window this long (sliding, not calendar
-    # minutes) holds at most `upstream_rpm` creates. No command-line flag; tests shorten it, and a
-    # few seconds more than 60 is a margin against transit times (upstream_pacing.py).
+    # minutes) holds at most `upstream_rpm` creates, each counted from the upstream's answer
+    # (upstream_pacing.py). No command-line flag; tests shorten it.
     upstream_rpm_window: float = 60.0
     # Seconds an upstream call may take; a create whose answer does not come within it is never resent.
     upstream_timeout: float = 30.0

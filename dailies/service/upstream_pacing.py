@@ -19,17 +19,17 @@ Each admitted create is one row (key, model, time). An admission, in one write t
    pairs no longer used: `forget_before`).
 
 Times are the callers' clocks (the service's `clock`), as everywhere else in Dailies: nodes that
-share a database must keep their clocks in step (NTP). What is paced is the moment a create is let
-go, just before it is sent; the upstream receives it a transit time later, so transits that differ
-by more than the gap between two windows can still put `limit + 1` in one of the upstream's windows.
-A window a little longer than the upstream's (`upstream_rpm_window`) is the margin against that.
+share a database must keep their clocks in step (NTP). A create counts from the moment it is let go,
+then, once the upstream has answered it, from that answer (`answered`): an upper bound of when the
+upstream received it, so a later create goes a whole window after the earlier one arrived, whatever
+the transit times. (Only while a create waits for its answer does it count from its earlier time.)
 """
 
 from __future__ import annotations
 
 import functools
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, text
+from sqlalchemy import Connection, bindparam, delete, insert, select, text, update
 
 from .db import upstream_creates
 
@@ -78,6 +78,14 @@ def admit(conn: Connection, key: str, model: str, limit: int, window: float, now
         return min(window, max(oldest + window - now, 0.001))
     conn.execute(record, {"key": key, "model": model, "now": now})
     return 0.0
+
+
+def answered(conn: Connection, key: str, model: str, admitted_at: float, now: float) -> None:
+    """The create admitted at `admitted_at` was answered at `now`: it counts from then, an upper bound of
+    when the upstream received it. A later create is then let go only a whole window after this one
+    arrived, whatever the transit times, so the upstream's own count never passes the limit."""
+    conn.execute(update(upstream_creates).where(_c.upstream_key == key, _c.model == model, _c.at == admitted_at)
+                 .values(at=max(admitted_at, now)))
 
 
 def forget_before(conn: Connection, now: float) -> None:

@@ -182,7 +182,9 @@ class WorkerPool:
         """A gateway's cap on tasks running upstream per model: its concurrency times its keys."""
         if not self.settings.upstream_url:
             return None
-        return self.settings.upstream_concurrency * max(1, len(self.settings.upstream_keys))
+        # The generator's keys: the environment's and those stored in the database (`dailies upstream add`).
+        keys = getattr(self.generator, "keys", None) or self.settings.upstream_keys
+        return self.settings.upstream_concurrency * max(1, len(keys))
 
     def run_one(self, row: Row, worker_id: str) -> None:
         """Render a claimed task, store its files and record the outcome. Never raises."""

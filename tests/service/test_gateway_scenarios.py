@@ -230,6 +230,8 @@ def assert_refused_409(call, code: str) -> None:
     error = caught.value.response.json()["error"]
     assert set(error) == SPEC_ERROR_FIELDS and all(isinstance(v, str) for v in error.values()), error
     assert error["code"] == code and caught.value.status_code == 409
+    # Told not to retry: the same answer would come back (and each retry's DELETE go upstream).
+    assert caught.value.response.headers["x-should-retry"] == "false"
 
 
 def test_delete_in_each_state_of_a_forwarded_task_through_the_sdk(held):

@@ -32,11 +32,21 @@ _CAPABILITY_FOR_ROLE = {
 }
 
 
+LINEAGE_KEY = "compose.lineage"
+
+
 def apply(prefill: dict[str, Any] | None, client: Client | None, journal: Journal) -> None:
     """Load what `handoff.take()` returned into the form (nothing when it is None)."""
     if not prefill:
         return
     notes = [prefill.get("note") or ""]
+    # What the next submission is a new version of (compose_submit links it into that shot), with the
+    # prompt it came with: the same prompt makes a rerun, another an edit.
+    lineage = prefill.get("lineage")
+    if lineage and isinstance(prefill.get("request"), dict):
+        texts = [c.get("text") for c in prefill["request"].get("content") or [] if c.get("type") == "text"]
+        lineage = {**lineage, "prompt": texts[0] if texts else ""}
+    st.session_state[LINEAGE_KEY] = lineage
     if isinstance(prefill.get("request"), dict):
         notes += load_request(prefill["request"], journal)
     elif isinstance(prefill.get("input"), dict):

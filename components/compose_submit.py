@@ -13,6 +13,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from components import data, pages
 from components.compose_body import FormValues, Plan, idempotency_key
+from components.compose_prefill import LINEAGE_KEY
 from components.image_input import thumbnail_data_url
 from dailies.client import APIStatusError, Client, DailiesError
 from dailies.journal import InputRef, Journal, Submission
@@ -66,6 +67,19 @@ def input_refs(values: FormValues, paths: dict[str, str]) -> list[InputRef]:
     return refs
 
 
+def link_version(journal: Journal, task_id: str, prompt: str, lineage: dict[str, Any] | None) -> None:
+    """A task made from another's hand-off joins that task's shot: a final, a chained shot, or a rerun
+    (the same prompt) or an edit (another prompt)."""
+    if not lineage or not lineage.get("parent"):
+        return
+    parent = lineage["parent"]
+    how = lineage.get("how") or ("rerun" if lineage.get("prompt") == prompt else "edit")
+    try:
+        journal.link_version(task_id, parent, how)
+    except (OSError, SQLAlchemyError) as exc:
+        st.warning(f"Task {task_id} was created, but it could not be joined to the shot of {parent}: {exc}")
+
+
 def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> None:
     """Create every task of the plan, recording each in the journal as soon as it exists.
 
@@ -84,6 +98,9 @@ def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> 
     draft_prompt = ""
     if values.mode == Scenario.DRAFT_FINAL and (kept := journal.submission(values.draft_task_id)):
         draft_prompt = kept.prompt
+    lineage = state.get(LINEAGE_KEY)
+    if values.mode == Scenario.DRAFT_FINAL and values.draft_task_id:  # a final is a version of its draft's shot
+        lineage = {"parent": values.draft_task_id, "how": "final"}
     n = len(plan.bodies)
     created: list[dict[str, Any]] = []
     failure: dict[str, Any] | None = None
@@ -111,6 +128,7 @@ def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> 
                 # The task exists on the service: go on with the batch, and say what the journal lost.
                 st.warning(f"Task {response.id} was created, but its prompt and inputs could not be journaled: {exc}")
             created.append({"id": response.id, "prompt": prompt, "seed": task.seed})
+            link_version(journal, response.id, prompt, lineage)
         done = len(created)
         bar.progress(done / n, text=f"{done} of {n} submitted")
         if failure is None:
@@ -120,6 +138,8 @@ def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> 
             status.update(label=f"Stopped after {done} of {n}: the service refused task {failure['index'] + 1}",
                           state="error", expanded=False)
     state[RESULT_KEY] = {"batch_id": batch_id, "created": created, "failure": failure, "total": n}
+    if created:
+        state.pop(LINEAGE_KEY, None)  # the hand-off's versions are made; the next take starts a shot
     if failure is None:
         # The next press is a new take of the same form, not a retry of this one.
         state[TOKEN_KEY] = uuid.uuid4().hex

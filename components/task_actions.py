@@ -65,7 +65,8 @@ def compose_rerun(journal: Journal, record: TaskRecord | None, submission: Submi
         except OSError as exc:
             st.error(f"An input of this task is missing from the journal ({exc}); it cannot be reopened whole.")
             return
-        _to_compose(handoff.send_to_compose(request, note=f"Same inputs as task {submission.task_id}"))
+        _to_compose(handoff.send_to_compose(request, note=f"Same inputs as task {submission.task_id}",
+                                            parent=submission.task_id))
 
 
 def compose_final(record: TaskRecord, key: str) -> None:
@@ -74,7 +75,8 @@ def compose_final(record: TaskRecord, key: str) -> None:
     if st.button("🎬 Make the final from this draft", key=key,
                  help="A new task on the same model with this draft as its content: it reuses the draft's prompt, "
                       "images, seed, ratio and duration; resolution and tier may be chosen again."):
-        _to_compose(handoff.send_to_compose(final_request(record), note=f"Final of draft {record.id}"))
+        _to_compose(handoff.send_to_compose(final_request(record), note=f"Final of draft {record.id}",
+                                            parent=record.id, how="final"))
 
 
 def compose_chain(record: TaskRecord, now: float, key_prefix: str) -> None:
@@ -86,11 +88,11 @@ def compose_chain(record: TaskRecord, now: float, key_prefix: str) -> None:
     if video is not None and st.button("🎞️ Use video in a new task", key=f"{key_prefix}.use_video",
                                        help="Adds this video to Compose as a reference video."):
         _to_compose(handoff.send_input_to_compose(video, "video_url", "reference_video",
-                                                  note=f"Video of task {record.id}"))
+                                                  note=f"Video of task {record.id}", parent=record.id))
     if frame is not None and st.button("🖼️ Use last frame in a new task", key=f"{key_prefix}.use_frame",
                                        help="Adds this task's last frame to Compose as the first frame."):
         _to_compose(handoff.send_input_to_compose(frame, "image_url", "first_frame",
-                                                  note=f"Last frame of task {record.id}"))
+                                                  note=f"Last frame of task {record.id}", parent=record.id))
 
 
 def cancel_or_delete(client: Client, journal: Journal, record: TaskRecord, key_prefix: str) -> None:

@@ -17,10 +17,11 @@ import streamlit as st
 
 from dailies.client import APIError, Client, NotFoundError
 from dailies.journal import Journal, Submission
-from dailies.spec.models import TaskRecord
+from dailies.spec.models import TaskRecord, TaskRequest
 
+from . import connection, data, player, task_actions, task_callbacks
 from . import countdown as cd
-from . import data, player, task_actions, task_callbacks
+from .stored_requests import stored_request
 from .task_rows import (
     STATUS_EMOJI,
     format_age,
@@ -111,6 +112,22 @@ def _inputs(submission: Submission) -> None:
         cols[1].markdown(f"**{ref.kind}**" + (f" · {ref.role}" if ref.role else "") + f"  \n`{ref.source}`")
 
 
+def _stored_inputs(stored: TaskRequest) -> None:
+    """The inputs the service stored (a task not submitted from here): thumbnails of inline images,
+    URLs as sent, the type and size of inline videos and audio."""
+    media = [(item, getattr(item, item.type, None)) for item in stored.content if item.type != "text"]
+    if not media:
+        st.caption("Text only: no images, videos or audio.")
+        return
+    for item, source in media:
+        cols = st.columns([1, 4])
+        if item.type == "image_url" and source is not None and source.url:
+            cols[0].image(source.url, width=96)
+        where = (f"inline {source.inline.media_type}, {source.inline.bytes:,} bytes" if source and source.inline
+                 else source.url if source and source.url else item.draft_task.id if item.draft_task else "")
+        cols[1].markdown(f"**{item.type}**" + (f" · {item.role}" if item.role else "") + f"  \n`{where}`")
+
+
 def render(client: Client | None, journal: Journal, task_id: str, tz: tzinfo,
            now: float | None = None, key_prefix: str = "tasks.detail",
            on_close: Callable[[], None] | None = None) -> LoadedTask:
@@ -134,8 +151,13 @@ def render(client: Client | None, journal: Journal, task_id: str, tz: tzinfo,
     if record is None and not kept:
         st.error(f"No task {task_id} on this service, and this dashboard has no copy of it.")
         return loaded
+    stored = None if submission is not None else stored_request(client, connection.current().cache_id, task_id)
     if submission is not None:
         st.markdown(f"> {submission.prompt}" if submission.prompt else "_No prompt: inputs only._")
+    elif stored is not None:
+        st.markdown(f"> {stored.prompt}" if stored.prompt else "_No prompt: inputs only._")
+        if stored.created_by:
+            st.caption(f"Created by {stored.created_by} (with the API, not from this dashboard).")
     else:
         st.caption("Prompt unknown: the list endpoint does not return prompts, and this task was not "
                    "submitted from this dashboard.")
@@ -174,6 +196,8 @@ def render(client: Client | None, journal: Journal, task_id: str, tz: tzinfo,
         with inputs_tab:
             if submission is not None:
                 _inputs(submission)
+            elif stored is not None:
+                _stored_inputs(stored)
             else:
                 st.caption("Inputs unknown: this task was not submitted from this dashboard.")
     return loaded

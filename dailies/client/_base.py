@@ -219,6 +219,9 @@ class Endpoints:
     def service_info(self) -> RequestSpec:
         return RequestSpec("GET", self._own("service"), self._headers())
 
+    def me(self) -> RequestSpec:
+        return RequestSpec("GET", self._own("me"), self._headers())
+
     def task_request(self, task_id: str) -> RequestSpec:
         self._task_url(task_id)  # the same check of the id
         return RequestSpec("GET", self._own(f"tasks/{quote(task_id, safe='')}/request"), self._headers())

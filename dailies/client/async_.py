@@ -18,6 +18,7 @@ from dailies.spec.models import (
     CreateTaskRequest,
     CreateTaskResponse,
     FilterStatus,
+    Identity,
     ListTasksResponse,
     ServiceInfo,
     ServiceTier,
@@ -211,6 +212,11 @@ class AsyncClient:
         """A project's spend and budgets from a Dailies service's ledger (`/dailies/v1/spend`, beyond the
         specification): the real service answers 404 (`NotFoundError`)."""
         return parse_model(await self._send(self._endpoints.spend(since)), SpendReport)
+
+    async def me(self) -> Identity:
+        """The key's project and member name on a Dailies service (`/dailies/v1/me`, beyond the
+        specification): other services answer 404 (`NotFoundError`)."""
+        return parse_model(await self._send(self._endpoints.me()), Identity)
 
     async def service_info(self) -> ServiceInfo:
         """What a Dailies service is: the local preview renderer or a gateway, and its upstream's region

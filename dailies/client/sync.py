@@ -16,6 +16,7 @@ from dailies.spec.models import (
     CreateTaskRequest,
     CreateTaskResponse,
     FilterStatus,
+    Identity,
     ListTasksResponse,
     ServiceInfo,
     ServiceTier,
@@ -209,6 +210,11 @@ class Client:
         """A project's spend and budgets from a Dailies service's ledger (`/dailies/v1/spend`, beyond the
         specification): the real service answers 404 (`NotFoundError`)."""
         return parse_model(self._send(self._endpoints.spend(since)), SpendReport)
+
+    def me(self) -> Identity:
+        """The key's project and member name on a Dailies service (`/dailies/v1/me`, beyond the
+        specification): other services answer 404 (`NotFoundError`)."""
+        return parse_model(self._send(self._endpoints.me()), Identity)
 
     def service_info(self) -> ServiceInfo:
         """What a Dailies service is: the local preview renderer or a gateway, and its upstream's region

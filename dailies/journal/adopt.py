@@ -22,7 +22,7 @@ from .statuses import FROM_VERDICT
 from .view import UNSCOPED
 
 # Tables whose rows move to the project as they are (batches are keyed by id alone: their scope changes).
-_MOVED = ("submissions", "kept", "records", "preferences", "statuses", "ratings", "comments", "shots")
+_MOVED = ("submissions", "authors", "kept", "records", "preferences", "statuses", "ratings", "comments", "shots")
 
 
 class AdoptMixin(CommentsMixin):
@@ -45,6 +45,14 @@ class AdoptMixin(CommentsMixin):
         return moved
 
     def _move(self, conn, source: str, target: str) -> int:
+        # Submissions of the previous release name nobody: they were the key's, so its member's.
+        submissions, authors = self._table("submissions"), self._table("authors")
+        named = select(authors.c.task_id).where(authors.c.scope == source)
+        unnamed = conn.execute(select(submissions.c.task_id, submissions.c.submitted_at).where(
+            submissions.c.scope == source, submissions.c.task_id.not_in(named))).all()
+        if unnamed:
+            conn.execute(self._store.upsert("authors"), [
+                {"scope": source, "task_id": r.task_id, "author": self.author, "at": r.submitted_at} for r in unnamed])
         moved = 0
         batches = self._table("batches")
         moved += conn.execute(batches.update().where(batches.c.scope == source).values(scope=target)).rowcount

@@ -84,6 +84,8 @@ def _define(prefix: str, postgres: bool) -> tuple[MetaData, dict[str, Table], Se
                           required("author"), required("body", Text), Column("timecode", Double),
                           required("created_at", Double), Column("resolved_at", Double), Column("resolved_by", String),
                           indexes=[("task", "task_id")]),
+        "authors": table("authors", ("scope", "task_id"), required("task_id"), required("author"),
+                         required("at", Double)),
         "shots": table("shots", ("scope", "task_id"), required("task_id"), required("shot_id"),
                        Column("parent_id", String), required("how"), required("created_at", Double),
                        indexes=[("shot", "shot_id")]),

@@ -27,7 +27,6 @@ STATUS_LABELS = {PENDING: "Pending review", APPROVED: "Approved", CHANGES_REQUES
                  REJECTED: "Rejected"}
 # The legacy per-key verdicts (reviews.py) as statuses, for the migration (adopt.py).
 FROM_VERDICT = {"approved": APPROVED, "rejected": REJECTED}
-SOMEONE = "Someone"  # the author of a change made through a view that knows no name
 
 
 @dataclass(frozen=True)
@@ -40,11 +39,6 @@ class StatusChange:
 
 
 class StatusesMixin(View):
-    @property
-    def author(self) -> str:
-        """Who writes through this view (Scope.author)."""
-        return (self._scope.author if self._scope is not None else "") or SOMEONE
-
     def set_status(self, task_id: str, status: str, at: float | None = None) -> StatusChange:
         if status not in STATUSES:
             raise ValueError(f"status must be one of {', '.join(STATUSES)}")

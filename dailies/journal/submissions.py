@@ -54,6 +54,12 @@ class SubmissionsMixin(StoredInputsMixin):
             "submitted_at": sub.submitted_at, "base_url": sub.base_url, "model": sub.model, "mode": sub.mode,
             "prompt": sub.prompt, "request": json.dumps(self._stash_inline_data(sub.request)),
             "inputs": json.dumps([i.__dict__ for i in sub.inputs])}])
+        self._write("authors", [{"scope": self._writes_as, "task_id": sub.task_id, "author": self.author,
+                                 "at": sub.submitted_at}])
+
+    def authors(self, task_ids: Iterable[str]) -> dict[str, str]:
+        """Who submitted each of these tasks from a dashboard (the view's author when they did)."""
+        return self._by_task("authors", task_ids, lambda row: row.author)
 
     @staticmethod
     def _submission(row: Any) -> Submission:

@@ -17,6 +17,7 @@ DATABASE_ENV = "DAILIES_DATABASE_URL"
 STORAGE_ENV = "DAILIES_STORAGE"
 
 T = TypeVar("T")
+SOMEONE = "Someone"  # the author of what is written through a view that knows no name
 
 
 class View:
@@ -48,6 +49,11 @@ class View:
     def close(self) -> None:
         """Close the database's connections, for every view of it (the views share them)."""
         self._store.engine.dispose()
+
+    @property
+    def author(self) -> str:
+        """Who writes through this view (Scope.author): the name on what they submit, set and say."""
+        return (self._scope.author if self._scope is not None else "") or SOMEONE
 
     @property
     def _writes_as(self) -> str:

@@ -282,6 +282,14 @@ class Upstream(_Open):
     concurrency: int | None = None
 
 
+class Identity(_Open):
+    """Who a key is on a Dailies service (`GET /dailies/v1/me`, beyond the specification): its project
+    and member name, never the key."""
+
+    project: str
+    member: str | None = None
+
+
 class ServiceInfo(_Open):
     """What a Dailies service is (`GET /dailies/v1/service`, beyond the specification)."""
 

@@ -170,7 +170,8 @@ def test_open_in_compose_with_the_same_inputs(dashboard_env, client):
     assert any("rerun me" in m.value for m in at.markdown)
     at.button(key="tasks.detail.compose").click().run()
     assert not at.exception
-    assert prefill(at) == {"request": body, "note": f"Same inputs as task {task_id}"}
+    assert prefill(at) == {"request": body, "note": f"Same inputs as task {task_id}",
+                           "lineage": {"parent": task_id, "how": None}}  # the next submission joins its shot
     assert any("Sent to Compose" in s.value for s in at.success)
 
 
@@ -187,6 +188,7 @@ def test_make_the_final_from_a_draft(dashboard_env, client):
     at = detail(draft_id)
     at.button(key="tasks.detail.final").click().run()
     assert prefill(at)["request"] == {"model": V15, "content": [{"type": "draft_task", "draft_task": {"id": draft_id}}]}
+    assert prefill(at)["lineage"] == {"parent": draft_id, "how": "final"}
     # A normal (non-draft) task offers no final.
     task_id = finished(client, small("not a draft"))
     assert "tasks.detail.final" not in {b.key for b in detail(task_id).button}
@@ -201,6 +203,7 @@ def test_use_the_video_or_the_last_frame_in_a_new_task(dashboard_env, client):
     at = detail(task_id)
     at.button(key="tasks.detail.use_frame").click().run()
     assert prefill(at)["input"] == {"url": record.content.last_frame_url, "kind": "image_url", "role": "first_frame"}
+    assert prefill(at)["lineage"] == {"parent": task_id, "how": "chain"}
 
 
 def test_in_the_whole_app_the_hand_off_switches_to_compose(dashboard_env, client):

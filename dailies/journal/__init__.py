@@ -34,7 +34,10 @@ DAILIES_DATABASE_URL / DAILIES_STORAGE, as `dailies dashboard` passes them; "" m
 Its parts: `schema` (the tables, the engines, creation and migration), `scope`, `view` (what every
 part stands on: the store, the scope, the reads and writes), `submissions` (batches, submissions),
 `inputs` (the uploads a submission sent, stored once), `records` (the last record seen of each task),
-`reviews`, `kept` (kept copies), `bucket` (the team's bucket), `preferences`.
+`reviews` (the per-key verdicts, stars and notes of the previous release), `statuses` (review status per
+version with its history, each person's stars), `comments` (threads with timecodes, replies,
+resolution), `shots` (versions of a shot), `adopt` (a per-key journal and its verdicts brought into
+a project's scope, `Scope.of_project`), `kept` (kept copies), `bucket` (the team's bucket), `preferences`.
 """
 
 from __future__ import annotations

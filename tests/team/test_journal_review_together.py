@@ -129,3 +129,30 @@ def test_a_key_scope_migrates_its_own_verdicts_in_place(journal):
     assert mine.adopt() == 1
     assert mine.status_of("cgt-5") == APPROVED
     assert [(c.author, c.body) for c in mine.comments(["cgt-5"])["cgt-5"]] == [("Cy", "ship it")]
+
+
+def test_two_dashboards_on_the_teams_database_see_the_same_statuses_and_comments(backend, tmp_path):
+    """Two dashboards (two Journal objects, two data directories: on pg+s3 they share only the database;
+    on sqlite, one file) see each other's statuses, stars, comments and versions at once."""
+    def dashboard(machine: str) -> Journal:
+        if backend.team:
+            return Journal(tmp_path / machine / "journal.sqlite3", database_url=backend.database_url,
+                           storage=backend.storage)
+        return Journal(tmp_path / "shared" / "journal.sqlite3", database_url="", storage="")
+
+    first, second = dashboard("one"), dashboard("two")
+    try:
+        ana, bo = project_view(first, "studio", "Ana"), project_view(second, "studio", "Bo")
+        ana.record_submission(submission("cgt-7", "a kite over dunes"))
+        bo.set_status("cgt-7", CHANGES_REQUESTED)
+        bo.add_comment("cgt-7", "the kite is cut off", timecode=1.5)
+        bo.rate("cgt-7", 2)
+        ana.link_version("cgt-8", "cgt-7", "edit")
+        assert ana.status_of("cgt-7") == CHANGES_REQUESTED
+        assert [(c.author, c.timecode) for c in ana.comments(["cgt-7"])["cgt-7"]] == [("Bo", 1.5)]
+        assert ana.ratings(["cgt-7"]) == {"cgt-7": {"Bo": 2}}
+        assert bo.shot_links(["cgt-8"])["cgt-8"].shot_id == "cgt-7"
+        assert bo.authors(["cgt-7"]) == {"cgt-7": "Ana"}
+    finally:
+        first.close()
+        second.close()

@@ -1,0 +1,185 @@
+"""A video player with a "Comment at 00:02.13" button: the reviewer stops on a frame, presses the
+button, and Python gets the time to attach a comment to; a comment's timecode, passed back as
+`seek_to`, takes the player there.
+
+Built with Streamlit's Custom Components v2 (`st.components.v2.component`): the component lives in
+the app's page (no iframe), its HTML and JavaScript run once per mount and again only when the
+data from Python changes, and it answers with a state value (`position`, kept across runs) and a
+trigger value (`comment`, for one run only). The HTML, CSS and JavaScript are inline strings here
+rather than files: CCv2 loads asset files only from an installed package that declares an
+`asset_dir` in its pyproject manifest, and a hundred lines do not justify that machinery; one
+module keeps the Python and the JavaScript that must agree with it (the timecode format) side by
+side.
+
+What it plays: a URL string (the live result link, a kept copy's presigned URL, a `/media/...` URL)
+as is, or a `Path` of a kept file on this machine, which Streamlit's media file manager serves
+exactly as `st.video(path)` does (the file is read into memory and served at
+`/media/<hash of its bytes>.mp4`, with range requests for seeking; the URL depends only on the
+bytes, so a rerun does not reload the player).
+
+Reruns: the JavaScript reports `position` on pause and after a seek, never on every time update,
+so playing does not rerun the script; the button's label follows the video on every frame in the
+browser alone.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+from streamlit import runtime
+
+from .timecodes import format_timecode
+
+__all__ = ["PlayerState", "format_timecode", "playable_url", "timecode_player"]
+
+
+@dataclass(frozen=True)
+class PlayerState:
+    """What the player said on this run."""
+
+    comment_at: float | None  # seconds on the video when "Comment at" was pressed, on that run only
+    position: float | None  # seconds where the video was last paused or sought to; None until then
+
+
+_HTML = """
+<div class="tp">
+  <video class="tp-video" controls preload="auto" playsinline></video>
+  <div class="tp-bar">
+    <button type="button" class="tp-comment" title="Comment on the frame shown">Comment at 00:00.00</button>
+  </div>
+</div>
+"""
+
+# The --st-* custom properties are the app's theme, which CCv2 sets on the component's host (they
+# reach into the shadow root because custom properties inherit).
+_CSS = """
+.tp { display: flex; flex-direction: column; gap: 0.5rem; font-family: var(--st-font); }
+.tp-video { display: block; width: 100%; background: #000; border-radius: var(--st-base-radius);
+            object-fit: contain; }
+.tp-comment { font: inherit; font-size: var(--st-base-font-size); font-variant-numeric: tabular-nums;
+              color: var(--st-text-color); background: var(--st-background-color);
+              border: 1px solid var(--st-border-color); border-radius: var(--st-button-radius);
+              padding: 0.25rem 0.75rem; min-height: 2.5rem; cursor: pointer; }
+.tp-comment:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
+.tp-comment:active { background: var(--st-primary-color); color: #fff; }
+"""
+
+# The renderer runs on mount and again each time `data` changes, on the same DOM (CCv2 rebuilds the
+# HTML only when the HTML itself changes) and without calling the previous cleanup: so listeners are
+# added once per root element (remembered in a WeakMap) and each call only applies the new data.
+# `fmt` must format exactly as components/timecodes.format_timecode (half up to the hundredth).
+_JS = r"""
+const mounts = new WeakMap();
+
+function fmt(seconds) {
+    const hundredths = Math.floor(Math.max(0, seconds || 0) * 100 + 0.5);
+    const two = (n) => String(n).padStart(2, "0");
+    const rest = hundredths % 6000;
+    return `${two(Math.floor(hundredths / 6000))}:${two(Math.floor(rest / 100))}.${two(rest % 100)}`;
+}
+
+const hundredth = (seconds) => Math.floor(seconds * 100 + 0.5) / 100;
+
+function setUp(root) {
+    const video = root.querySelector("video");
+    const button = root.querySelector("button");
+    const m = { video, api: null, lastSeek: undefined, sentPosition: null, frame: 0 };
+    const label = () => { button.textContent = `Comment at ${fmt(video.currentTime)}`; };
+    // While playing, the label follows every painted frame (timeupdate fires only ~4 times a second).
+    const follow = () => { label(); m.frame = video.paused ? 0 : requestAnimationFrame(follow); };
+    const report = () => {
+        const position = hundredth(video.currentTime);
+        if (position === m.sentPosition) return;  // a rerun only for news
+        m.sentPosition = position;
+        m.api.setStateValue("position", position);
+    };
+    video.addEventListener("play", () => { cancelAnimationFrame(m.frame); m.frame = requestAnimationFrame(follow); });
+    for (const name of ["timeupdate", "seeking", "loadedmetadata", "emptied"]) video.addEventListener(name, label);
+    video.addEventListener("pause", () => { label(); report(); });
+    video.addEventListener("seeked", () => { label(); report(); });
+    // The time sent is the one on the label, so the comment shows what the reviewer clicked.
+    button.addEventListener("click", () => m.api.setTriggerValue("comment", hundredth(video.currentTime)));
+    m.cleanup = () => cancelAnimationFrame(m.frame);
+    return m;
+}
+
+function seek(video, seconds) {
+    video.pause();
+    if (video.readyState >= 1) {
+        video.currentTime = seconds;
+    } else {  // no metadata yet: seek as soon as there is
+        video.addEventListener("loadedmetadata", () => { video.currentTime = seconds; }, { once: true });
+    }
+}
+
+export default function (component) {
+    const { data, parentElement } = component;
+    const root = parentElement.querySelector(".tp");
+    let m = mounts.get(root);
+    if (!m) {
+        m = setUp(root);
+        mounts.set(root, m);
+    }
+    m.api = component;
+    const video = m.video;
+    video.style.height = data.height ? `${data.height}px` : "";
+    if (video.getAttribute("src") !== data.url) video.setAttribute("src", data.url);
+    // Seek only when Python sends a new value: the same value on later runs is not a new request.
+    const target = data.seek_to ?? null;
+    if (target !== m.lastSeek) {
+        m.lastSeek = target;
+        if (target !== null) seek(video, target);
+    }
+    return m.cleanup;
+}
+"""
+
+_player = st.components.v2.component("dailies.timecode_player", html=_HTML, css=_CSS, js=_JS)
+
+
+def _ignore() -> None:
+    """CCv2 reports a state or trigger value only for names given an on_<name>_change callback."""
+
+
+def playable_url(media: str | Path, coordinates: str) -> str:
+    """The URL a <video> can load: a string is taken as a URL already (http(s), or a Streamlit
+    `/media/` URL) and passed through; a Path is handed to Streamlit's media file manager, which
+    serves it for this session like `st.video(path)` does. `coordinates` names the slot the file
+    occupies for the session (a later run that puts another file there lets the old one go);
+    it must be unique per player. Empty when there is no Streamlit runtime (a bare script run)."""
+    if not isinstance(media, Path):
+        return str(media)
+    if not runtime.exists():
+        return ""
+    mimetype = mimetypes.guess_type(media.name)[0] or "video/mp4"
+    return runtime.get_instance().media_file_mgr.add(str(media), mimetype, coordinates)
+
+
+def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None,
+                    height: int | None = None) -> PlayerState:
+    """Draw the player of `url` (see `playable_url`) and its "Comment at mm:ss.cc" button.
+
+    `seek_to`: a time in seconds to show, paused. The player goes there when the value differs from
+    the one it received on the previous run (and on its first run), so a caller that keeps the value
+    does not pin the video; to go to the same time again, pass None for a run in between (hand the
+    value over once, e.g. `st.session_state.pop(...)`). `height`: the video's height in pixels (the
+    picture is letterboxed); None lets the width decide. `key` identifies the player across runs and
+    owns its `position`: give each video its own key (e.g. with the task id) so another video does
+    not start with the last one's position.
+    """
+    result = _player(
+        key=key,
+        data={
+            "url": playable_url(url, f"dailies.timecode_player[{key}]"),
+            "seek_to": None if seek_to is None else float(seek_to),
+            "height": height,
+        },
+        on_position_change=_ignore,
+        on_comment_change=_ignore,
+    )
+    comment, position = result.get("comment"), result.get("position")
+    return PlayerState(comment_at=None if comment is None else float(comment),
+                       position=None if position is None else float(position))

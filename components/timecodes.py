@@ -1,0 +1,46 @@
+"""Timecodes of a review comment: "mm:ss.cc" (minutes, seconds, hundredths), e.g. "00:02.13".
+
+Pure functions with no Streamlit import, so the comment list can format and parse them anywhere.
+The timecode player's JavaScript formats its button label the same way (`fmt` in
+timecode_player.py): both round half up to the hundredth, so the label the reviewer clicked and
+the time the comment shows agree. Minutes are not capped at 59 (there are no hours: a take lasts
+seconds, and "75:00.00" still reads plainly).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_TIMECODE = re.compile(r"(\d+):([0-5]?\d(?:\.\d+)?)")
+
+
+def format_timecode(seconds: float) -> str:
+    """'mm:ss.cc' of a time in seconds, rounded half up to the hundredth (2.125 -> '00:02.13').
+
+    Raises ValueError for a negative, infinite or NaN time."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+        raise ValueError(f"not a time in seconds: {seconds!r}")
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"not a time in seconds: {seconds!r}")
+    # Half up, as JavaScript's Math.round (Python's round() would send 0.125 to 0.12).
+    hundredths = math.floor(seconds * 100 + 0.5)
+    minutes, rest = divmod(hundredths, 6000)
+    whole, cents = divmod(rest, 100)
+    return f"{minutes:02d}:{whole:02d}.{cents:02d}"
+
+
+def parse_timecode(text: str) -> float:
+    """Seconds of 'mm:ss', 'mm:ss.c' or 'mm:ss.cc' (more decimals are kept): '00:02.13' -> 2.13,
+    '01:05.5' -> 65.5. Surrounding spaces are ignored.
+
+    Raises ValueError for anything else: an empty string, a missing colon, seconds of 60 or more, a
+    sign, hours ('1:00:00')."""
+    if not isinstance(text, str):
+        raise ValueError(f"not a timecode: {text!r}")
+    match = _TIMECODE.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"not a timecode (mm:ss.cc): {text!r}")
+    minutes, seconds = int(match.group(1)), float(match.group(2))
+    # Rounded to the microsecond so 1 minute + 5.1 s is 65.1, not 65.10000000000001.
+    return round(minutes * 60 + seconds, 6)

@@ -1,0 +1,226 @@
+"""The review players in headless Chromium: a tiny Streamlit app (written here into a temporary
+folder) mounts the timecode player and the synchronised comparison on real H.264 clips, and the
+tests drive them as a reviewer would. The player's clip is a Path (served by Streamlit's media file
+manager, as kept copies are); the comparison's clips are absolute http URLs (Streamlit's static
+serving of the app's static/ folder, which answers range requests as a result host does).
+Screenshots go to tests/artifacts/screenshots/review-players*.png.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from dailies.generator.encode import Mp4Writer
+
+from ..live_service import free_port
+from .ui import screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+WIDTH, HEIGHT, FPS, SECONDS = 320, 180, 24, 4
+TAKES = {"a": (38, 120, 140), "b": (200, 110, 40), "c": (110, 60, 160)}  # background colour of each clip
+
+APP = '''
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+from components.sync_compare import sync_compare
+from components.timecode_player import timecode_player
+
+st.set_page_config(page_title="Review players", layout="wide")
+port = sys.argv[1]
+clips = Path(__file__).parent / "static"
+
+if st.button("Seek to 1.5"):
+    st.session_state.seek = 1.5
+left, right = st.columns(2)
+with left:
+    st.subheader("Timecode player")
+    state = timecode_player(clips / "take-a.mp4", key="player", seek_to=st.session_state.get("seek"), height=220)
+    if state.comment_at is not None:
+        st.write(f"comment at {state.comment_at:.2f}")
+    st.caption(f"position {state.position}")
+with right:
+    st.subheader("Synchronised comparison")
+    sync_compare([f"http://127.0.0.1:{port}/app/static/take-{x}.mp4" for x in "bc"], ["seed 1", "seed 2"],
+                 key="compare", height=220)
+'''
+
+# The components draw in shadow roots (CCv2 isolates their styles): page scripts look inside.
+SHADOW = """const q = (sel) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .flatMap(h => h.shadowRoot ? [...h.shadowRoot.querySelectorAll(sel)] : []);"""
+
+
+def write_clip(path: Path, colour: tuple[int, int, int]) -> None:
+    """A clip of one colour with a white bar sweeping left to right (so a screenshot shows the time)."""
+    with Mp4Writer(path, WIDTH, HEIGHT, FPS) as writer:
+        for index in range(FPS * SECONDS):
+            frame = np.empty((HEIGHT, WIDTH, 3), np.uint8)
+            frame[:] = colour
+            x = index * (WIDTH - 16) // (FPS * SECONDS - 1)
+            frame[:, x:x + 16] = 255
+            writer.add_frame(frame)
+
+
+@contextmanager
+def running_app(folder: Path) -> Iterator[str]:
+    """`streamlit run` of the app in `folder` on a free port, until the block ends; yields its URL."""
+    port = free_port()
+    log = open(folder / "streamlit.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(folder / "app.py"), "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true", "--server.enableStaticServing", "true",
+         "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false", "--", str(port)],
+        cwd=folder, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, (folder / "streamlit.log").read_text()
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        else:
+            raise RuntimeError("streamlit did not start: " + (folder / "streamlit.log").read_text())
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory, chromium_path) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("review-players")
+    (folder / "static").mkdir()
+    for name, colour in TAKES.items():
+        write_clip(folder / "static" / f"take-{name}.mp4", colour)
+    (folder / "app.py").write_text(APP)
+    with running_app(folder) as url:
+        yield url
+
+
+def open_app(page, app_url: str) -> None:
+    """Open the app and wait until its three videos have data to show."""
+    page.goto(app_url)
+    page.wait_for_function(f"""() => {{ {SHADOW}
+        const videos = q('video');
+        return videos.length === 3 && videos.every(v => v.readyState >= 2); }}""", timeout=60_000)
+
+
+def times(page) -> list[float]:
+    """currentTime of the comparison's videos, leader first, read in one go."""
+    return page.evaluate(f"() => {{ {SHADOW} return q('.sc video').map(v => v.currentTime); }}")
+
+
+def test_timecode_player_comments_and_seeks(page, app_url):
+    from playwright.sync_api import expect
+
+    open_app(page, app_url)
+    assert "/media/" in page.evaluate(f"() => {{ {SHADOW} return q('.tp video')[0].currentSrc; }}")
+    button = page.locator(".tp-comment")
+    expect(button).to_have_text("Comment at 00:00.00")
+
+    page.evaluate(f"() => {{ {SHADOW} const v = q('.tp video')[0]; v.pause(); v.currentTime = 2.0; }}")
+    expect(button).to_have_text("Comment at 00:02.00")
+    # The pause/seek position reaches Python (a state value: it stays on later runs).
+    expect(page.get_by_text("position 2.0", exact=True)).to_be_visible()
+
+    button.click()
+    expect(page.get_by_text("comment at 2.00", exact=True)).to_be_visible()
+
+    # A new seek_to from Python (a comment's timecode) moves the video there, paused.
+    page.get_by_role("button", name="Seek to 1.5").click()
+    page.wait_for_function(f"""() => {{ {SHADOW} const v = q('.tp video')[0];
+        return v.paused && !v.seeking && Math.abs(v.currentTime - 1.5) < 0.02; }}""")
+    expect(button).to_have_text("Comment at 00:01.50")
+    expect(page.get_by_text("position 1.5", exact=True)).to_be_visible()
+    # The comment was a trigger: it came with the run of the click and is gone on the next ones.
+    expect(page.get_by_text("comment at 2.00", exact=True)).to_have_count(0)
+
+    # While playing, the label follows the video in the browser alone.
+    page.evaluate(f"() => {{ {SHADOW} const v = q('.tp video')[0]; v.muted = true; v.play(); }}")
+    page.wait_for_function(f"""() => {{ {SHADOW} const v = q('.tp video')[0];
+        return v.currentTime > 2.2 && q('.tp-comment')[0].textContent !== 'Comment at 00:01.50'; }}""")
+    page.evaluate(f"() => {{ {SHADOW} q('.tp video')[0].pause(); }}")
+    assert page.evaluate(f"() => {{ {SHADOW} return q('video').every(v => v.readyState >= 2); }}")
+
+
+def test_sync_compare_plays_seeks_and_flips_together(page, app_url):
+    from playwright.sync_api import expect
+
+    open_app(page, app_url)
+    play, seek = page.locator(".sc-play"), page.locator(".sc-seek")
+    expect(page.locator(".sc-time")).to_have_text("00:00.00 / 00:04.00")
+
+    play.click()
+    page.wait_for_function(f"() => {{ {SHADOW} return q('.sc video')[0].currentTime > 1.0; }}")
+    play.click()  # pause
+    page.wait_for_function(f"() => {{ {SHADOW} return q('.sc video').every(v => v.paused && !v.seeking); }}")
+    leader, follower = times(page)
+    assert abs(leader - follower) < 0.02, (leader, follower)  # pausing lines the followers up
+
+    seek.fill("0.5")  # the scrubber: an input event, as a drag gives
+    page.wait_for_function(f"""() => {{ {SHADOW}
+        return q('.sc video').every(v => !v.seeking && Math.abs(v.currentTime - 0.5) < 0.01); }}""")
+    expect(page.locator(".sc-time")).to_have_text("00:00.50 / 00:04.00")
+
+    play.click()
+    page.wait_for_function(f"() => {{ {SHADOW} return q('.sc video')[0].currentTime > 1.2; }}")
+    # Ten readings of both clocks while they play (one per painted frame), each in one task.
+    gaps = page.evaluate(f"""async () => {{ {SHADOW} const gaps = [];
+        for (let i = 0; i < 10; i++) {{
+            await new Promise(r => requestAnimationFrame(r));
+            const [a, b] = q('.sc video');
+            if (!a.paused) gaps.push(Math.abs(a.currentTime - b.currentTime));
+        }}
+        return gaps; }}""")
+    assert gaps and max(gaps) < 0.1, gaps
+    play.click()  # pause
+    page.wait_for_function(f"() => {{ {SHADOW} return q('.sc video').every(v => v.paused && !v.seeking); }}")
+    screenshot(page, "review-players")
+
+    def shown() -> list[str]:
+        return page.evaluate(f"() => {{ {SHADOW} return q('.sc-tile').map(t => getComputedStyle(t).visibility); }}")
+
+    def boxes() -> list[tuple[float, float]]:
+        return page.evaluate(f"""() => {{ {SHADOW}
+            return q('.sc video').map(v => {{ const r = v.getBoundingClientRect(); return [r.x, r.y]; }}); }}""")
+
+    assert shown() == ["visible", "visible"]
+    before = times(page)
+    page.locator(".sc-flip").click()
+    assert shown() == ["visible", "hidden"]
+    assert boxes()[0] == boxes()[1]  # one place
+    expect(page.locator(".sc-split")).to_be_visible()
+    page.locator(".sc-flip").click()
+    assert shown() == ["hidden", "visible"]
+    after = times(page)
+    assert abs(after[0] - after[1]) < 0.02 and after == before, (before, after)  # same instant, nothing reloaded
+    assert page.evaluate(f"() => {{ {SHADOW} return q('video').every(v => v.readyState >= 2); }}")
+    screenshot(page, "review-players-flip")
+
+    # Flipped and playing, both go on together; "Side by side" brings both back.
+    play.click()
+    page.wait_for_function(f"() => {{ {SHADOW} return q('.sc video')[0].currentTime > {after[0] + 0.5}; }}")
+    leader, follower = times(page)
+    assert abs(leader - follower) < 0.1, (leader, follower)
+    play.click()
+    page.locator(".sc-split").click()
+    assert shown() == ["visible", "visible"]

@@ -1,0 +1,70 @@
+"""Timecodes of review comments: 'mm:ss.cc' formatted and parsed (components/timecodes.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from components.timecodes import format_timecode, parse_timecode
+
+
+@pytest.mark.parametrize(("seconds", "shown"), [
+    (0, "00:00.00"),
+    (2, "00:02.00"),
+    (2.13, "00:02.13"),
+    (2.134, "00:02.13"),
+    (2.125, "00:02.13"),  # half up, as the player's JavaScript (Math.round) rounds
+    (0.005, "00:00.01"),
+    (59.994, "00:59.99"),
+    (59.995, "01:00.00"),  # the rounding carries into the minutes
+    (60, "01:00.00"),
+    (65.5, "01:05.50"),
+    (125.07, "02:05.07"),
+    (3600, "60:00.00"),  # no hours: minutes go on
+    (4530.25, "75:30.25"),
+])
+def test_format(seconds, shown):
+    assert format_timecode(seconds) == shown
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("00:02.13", 2.13),
+    ("00:00.00", 0.0),
+    ("01:05.50", 65.5),
+    ("01:05.5", 65.5),
+    ("1:05", 65.0),
+    ("02:05.07", 125.07),
+    ("75:30.25", 4530.25),
+    (" 00:02.13 ", 2.13),
+    ("00:02.125", 2.125),
+])
+def test_parse(text, seconds):
+    assert parse_timecode(text) == pytest.approx(seconds, abs=1e-9)
+
+
+@pytest.mark.parametrize("seconds", [0, 0.01, 2.13, 59.99, 60, 61.07, 599.99, 3725.5])
+def test_round_trip(seconds):
+    assert parse_timecode(format_timecode(seconds)) == pytest.approx(seconds, abs=1e-9)
+
+
+def test_parse_keeps_no_float_noise():
+    assert parse_timecode("01:05.10") == 65.1
+
+
+@pytest.mark.parametrize("bad", ["", "  ", "2.13", "abc", "00:60.00", "00:2x", "-00:01.00", "00:-1",
+                                 "1:00:00", "00:02.", ":02.13", "00:02,13", "00:02.13s"])
+def test_parse_rejects(bad):
+    with pytest.raises(ValueError):
+        parse_timecode(bad)
+
+
+def test_parse_rejects_a_non_string():
+    with pytest.raises(ValueError):
+        parse_timecode(2.13)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [-0.01, -5, math.inf, -math.inf, math.nan, "2.13", None, True])
+def test_format_rejects(bad):
+    with pytest.raises(ValueError):
+        format_timecode(bad)

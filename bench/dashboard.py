@@ -178,7 +178,9 @@ def fill_journal(data_dir: Path, api_url: str, rows: list[dict], count: int) -> 
                 task_id=row["id"], batch_id=batch, submitted_at=row["created_at"], base_url=api_url,
                 model=request["model"], mode="text", prompt=request["content"][0]["text"], request=request))
             if index % 7 == 0 and row["status"] == "succeeded":
-                journal.set_review(row["id"], verdict="approved" if index % 2 else "rejected", stars=index % 5 + 1)
+                journal.set_status(row["id"], "approved" if index % 2 else "changes_requested")
+                journal.rate(row["id"], index % 5 + 1)
+                journal.add_comment(row["id"], f"bench note {index}", timecode=1.0)
     finally:
         journal.close()
 

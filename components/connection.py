@@ -27,7 +27,7 @@ from dailies.client import BASE_URL_ENV, Client, base_url_problem, environment_d
 from dailies.journal import Journal, Scope
 from dailies.launcher import team_mode_in
 
-from . import browser_cookie, pages
+from . import browser_cookie, identity, pages
 from .remembered_keys import FILE_NAME as REMEMBERED_KEYS_FILE
 from .remembered_keys import MAX_AGE_S, RememberedKeys
 
@@ -253,7 +253,18 @@ def _journal(path: str) -> Journal:
     return Journal(Path(path))
 
 
+def shared_journal() -> Journal:
+    return _journal(str((data_dir() / "dashboard" / "journal.sqlite3").resolve()))
+
+
+def key_journal() -> Journal:
+    """The journal of the current key alone (its display name and preferences of its own)."""
+    return shared_journal().scoped(current().journal_scope)
+
+
 def journal() -> Journal:
-    """The journal of the current connection: its submissions, verdicts, kept files and preferences."""
-    shared = _journal(str((data_dir() / "dashboard" / "journal.sqlite3").resolve()))
-    return shared.scoped(current().journal_scope)
+    """The journal of the person using the dashboard: on a Dailies service their project's (shared
+    by its members), elsewhere their key's (components/identity.py)."""
+    conn = current()
+    who = identity.identity(client(), conn.cache_id) if conn.usable else None
+    return identity.journal_for(shared_journal(), conn.journal_scope, who)

@@ -41,3 +41,27 @@ def stored_request(client: Client | None, cache_id: str, task_id: str) -> TaskRe
         while len(_kept) > MAX_KEPT:
             _kept.popitem(last=False)
     return found
+
+
+# The parameters of a stored request that a request sent again carries (the rest is content and model).
+_PARAMETERS = ("resolution", "ratio", "duration", "frames", "seed", "camera_fixed", "watermark", "generate_audio",
+               "return_last_frame", "service_tier", "execution_expires_after", "draft", "tools", "safety_identifier")
+
+
+def request_of(stored: TaskRequest) -> dict | None:
+    """The request to open in Compose from a task's stored request (a rerun or an edit of a task made
+    outside the dashboard); None when an input was inline: only its thumbnail came back."""
+    content: list[dict] = []
+    for item in stored.content:
+        if item.type == "text":
+            content.append({"type": "text", "text": item.text or ""})
+        elif item.type == "draft_task" and item.draft_task is not None:
+            content.append({"type": "draft_task", "draft_task": {"id": item.draft_task.id}})
+        else:
+            media = getattr(item, item.type, None)
+            if media is None or media.inline is not None or not media.url:
+                return None
+            content.append({"type": item.type, item.type: {"url": media.url}, **({"role": item.role} if item.role
+                                                                                 else {})})
+    parameters = {name: getattr(stored, name) for name in _PARAMETERS if getattr(stored, name, None) is not None}
+    return {"model": stored.model, "content": content, **parameters}

@@ -16,9 +16,10 @@ from dailies.journal import Journal, Submission
 from dailies.spec.models import TaskRecord
 from dailies.spec.statuses import DELETABLE, TaskStatus
 
+from . import connection, data, handoff
 from . import countdown as cd
-from . import data, handoff
 from .keep import keep_button
+from .stored_requests import request_of, stored_request
 
 FLASH_KEY = "tasks.flash"
 
@@ -50,23 +51,29 @@ def _to_compose(sent: bool) -> None:
         st.success("Sent to Compose: open the Compose page to continue.")
 
 
-def compose_rerun(journal: Journal, record: TaskRecord | None, submission: Submission | None, key: str) -> None:
-    """'Open in Compose' with the same inputs, when the journal knows what was sent."""
-    if submission is None:
+def compose_rerun(journal: Journal, record: TaskRecord | None, submission: Submission | None, key: str,
+                  stored: dict[str, Any] | None = None) -> None:
+    """'Open in Compose' with the same inputs, when the journal knows what was sent, or the service
+    stored it (`stored`: a task made with the API, whose inputs were URLs)."""
+    task_id = submission.task_id if submission is not None else record.id if record is not None else ""
+    if submission is None and stored is None:
         st.button("✍️ Open in Compose", key=key, disabled=True,
-                  help="Only tasks submitted from this dashboard can be reopened: the service does not return a "
-                       "task's prompt or inputs.")
-        st.caption("Prompt and inputs unknown: this task was not submitted from this dashboard.")
+                  help="The journal does not know this task's inputs, and the service did not return them whole "
+                       "(an inline image comes back as a thumbnail only).")
+        st.caption("Its inputs are not known whole: it was not submitted from this dashboard, and the service "
+                   "returns inline images as thumbnails only.")
         return
     if st.button("✍️ Open in Compose (rerun or edit)", key=key,
                  help="Compose opens with this task's model, prompt, inputs and parameters."):
-        try:
-            request = journal.restore_request(submission.request)
-        except OSError as exc:
-            st.error(f"An input of this task is missing from the journal ({exc}); it cannot be reopened whole.")
-            return
-        _to_compose(handoff.send_to_compose(request, note=f"Same inputs as task {submission.task_id}",
-                                            parent=submission.task_id))
+        if submission is None:
+            request = stored
+        else:
+            try:
+                request = journal.restore_request(submission.request)
+            except OSError as exc:
+                st.error(f"An input of this task is missing from the journal ({exc}); it cannot be reopened whole.")
+                return
+        _to_compose(handoff.send_to_compose(request, note=f"Same inputs as task {task_id}", parent=task_id))
 
 
 def compose_final(record: TaskRecord, key: str) -> None:
@@ -143,7 +150,11 @@ def render(client: Client, journal: Journal, record: TaskRecord | None, submissi
     if record is not None and live:
         keep_button(client, journal, record, now, key=f"{key_prefix}.keep")
         cancel_or_delete(client, journal, record, key_prefix)
-    compose_rerun(journal, record, submission, key=f"{key_prefix}.compose")
+    stored = None
+    if submission is None and record is not None and live:
+        found = stored_request(client, connection.current().cache_id, record.id)
+        stored = request_of(found) if found is not None else None
+    compose_rerun(journal, record, submission, key=f"{key_prefix}.compose", stored=stored)
     if record is not None and live:
         compose_final(record, key=f"{key_prefix}.final")
         compose_chain(record, now, key_prefix)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import catalogs, connection
+from components import catalogs, connection, identity
 from dailies.client import APIConnectionError, APIStatusError, AuthenticationError, Client, DailiesError
 
 st.header("Settings")
@@ -74,7 +74,23 @@ if st.button("Test connection", key="settings.test", disabled=not conn.usable):
     except DailiesError as exc:
         st.error(str(exc))
 
+st.subheader("Who you are")
+who = identity.identity(connection.client(), conn.cache_id) if conn.usable else None
+if who is not None:
+    st.write(f"This key is **{who.member or 'unnamed'}** in project **{who.project}** (the service says so). "
+             "Prompts, statuses, stars, comments and kept videos are the project's: every member sees them, "
+             "each with who wrote it; other projects see none of it.")
+if who is None or not who.member:
+    own = connection.key_journal()
+    st.text_input("Your name", value=identity.display_name(own), key="settings.display_name",
+                  max_chars=60, placeholder="shown on your statuses and comments",
+                  on_change=lambda: identity.set_display_name(own, st.session_state["settings.display_name"]),
+                  help="This service does not say whose a key is: the name you give here signs your statuses, "
+                       "stars and comments. It is remembered with your key.")
+
 st.subheader("Local data")
-st.write("Prompts you submitted, your verdicts, stars and notes, and the videos you kept are recorded for this "
-         "connection (service address and key) only: another key on this dashboard has a journal of its own.")
+if who is None:
+    st.write("Prompts you submitted, your statuses, stars and comments, and the videos you kept are recorded for "
+             "this connection (service address and key) only: another key on this dashboard has a journal of "
+             "its own.")
 st.caption(f"Data folder: `{connection.data_dir().resolve()}`.")

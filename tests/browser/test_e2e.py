@@ -18,7 +18,7 @@ from PIL import Image, ImageStat
 from dailies.journal import Journal
 
 from ..waiting import wait_past_second
-from .ui import grid_rows, open_page, pick, screenshot, settle, video_state
+from .ui import grid_rows, open_page, pick, screenshot, set_status, settle, video_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -154,17 +154,16 @@ def test_compose_two_tasks_watch_them_succeed_play_one_and_approve_it(page, prod
     page.get_by_text(re.compile(r"Record deleted in 6 d")).first.wait_for()
     screenshot(page, "e2e-03-tasks-detail")
 
-    # Review: the result alone, approved; the verdict is in the journal and still shown after a reload.
+    # Review: the result alone, approved; the status is in the journal and still shown after a reload.
     open_page(page, product, f"/review?task={frames_id}")
-    assert video_state(page)["readyState"] >= 2
-    approve = page.get_by_role("radio", name="Approve")
-    assert approve.get_attribute("aria-checked") == "false"
-    approve.click()
-    settle(page)
+    state = video_state(page)
+    assert state["readyState"] >= 2 and abs(state["duration"] - DURATION) < 0.1
     journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3")
-    assert journal.review(frames_id).verdict == "approved"
+    assert journal.status_of(frames_id) == "pending"
+    set_status(page, "Approved")
+    assert journal.status_of(frames_id) == "approved"
     open_page(page, product, f"/review?task={frames_id}")
-    assert page.get_by_role("radio", name="Approve").get_attribute("aria-checked") == "true"
+    page.get_by_text("Approved by", exact=False).first.wait_for()
     screenshot(page, "e2e-04-review-approved")
 
 

@@ -1,5 +1,5 @@
 """Fragments in headless Chromium against `dailies up`: a star on a Review card reruns that card alone
-(Streamlit reports a fragment run), a verdict that takes the card out of the verdict filter reruns the
+(Streamlit reports a fragment run), a status that takes the card out of the inbox filter reruns the
 page, and Refresh on the Tasks page reruns the table alone. What ran is read from Streamlit's own
 `script_finished` messages on the page's websocket.
 """
@@ -38,14 +38,14 @@ class RunsSeen:
         return list(self.statuses)
 
 
-def test_a_star_reruns_its_card_alone_and_a_verdict_leaving_the_filter_reruns_the_page(page, product):
+def test_a_star_reruns_its_card_alone_and_a_status_leaving_the_filter_reruns_the_page(page, product):
     with product.client() as client:
         task_id = client.tasks.create({"model": "doubao-seedance-2-0-260128", "resolution": "480p", "duration": 4,
                                        "content": [{"type": "text", "text": "a card of its own"}]}).id
         client.wait(task_id, timeout=120, poll_interval=0.2)
     runs = RunsSeen(page)
     open_page(page, product, "/review")
-    pick(page, "Verdict", "Not reviewed")
+    pick(page, "Show", "Pending review")
     card = page.locator('[data-testid="stColumn"]').filter(has_text=task_id[-12:])  # a card per column
     journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3")
 
@@ -54,14 +54,15 @@ def test_a_star_reruns_its_card_alone_and_a_verdict_leaving_the_filter_reruns_th
         settle(page)
 
     assert runs.after(star) == [FRAGMENT_RUN]
-    assert journal.review(task_id).stars == 4
+    assert list(journal.ratings([task_id])[task_id].values()) == [4]
 
     def approve() -> None:
-        card.get_by_role("radio", name="Approve").click()
+        card.get_by_role("combobox", name="Status").click()
+        page.get_by_role("option", name="Approved", exact=True).click()
         settle(page)
 
     assert runs.after(approve)[-1] == PAGE_RUN
-    assert journal.review(task_id).verdict == "approved"
+    assert journal.status_of(task_id) == "approved"
     assert card.count() == 0
 
 

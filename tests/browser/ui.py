@@ -43,13 +43,21 @@ def grid_rows(tab) -> list[str]:
         .filter(t => t)""")
 
 
+# A query that also looks inside the dashboard's own components (Review's players), which draw in
+# shadow roots (Streamlit's Custom Components v2 isolate their styles there).
+DEEP_QUERY = """const deep = (sel) => [...document.querySelectorAll(sel),
+    ...[...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+        .flatMap(h => h.shadowRoot ? [...h.shadowRoot.querySelectorAll(sel)] : [])];"""
+
+
 def video_state(tab, selector: str = "video") -> dict:
-    """readyState, duration and source of the first matching <video>, once it has data (or after 20 s)."""
-    tab.wait_for_selector(selector)
+    """readyState, duration and source of the first matching <video> (in the page or in a component's
+    shadow root), once it has data (or after 20 s)."""
+    tab.wait_for_selector(selector)  # Playwright's CSS selectors look into open shadow roots
     state = {}
     for _ in range(80):
-        state = tab.evaluate("""(sel) => { const v = document.querySelector(sel);
-            return {readyState: v.readyState, duration: v.duration, src: v.currentSrc}; }""", selector)
+        state = tab.evaluate(f"""(sel) => {{ {DEEP_QUERY} const v = deep(sel)[0];
+            return {{readyState: v.readyState, duration: v.duration, src: v.currentSrc}}; }}""", selector)
         if state["readyState"] >= 2:
             break
         time.sleep(0.25)
@@ -61,3 +69,10 @@ def screenshot(tab, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     tab.screenshot(path=str(path), full_page=True)
     return path
+
+
+def set_status(tab, status: str, within=None) -> None:
+    """Choose a review status in the (first) Status box of `within` (a card), or of the page."""
+    (within or tab).get_by_role("combobox", name="Status").first.click()
+    tab.get_by_role("option", name=status, exact=True).click()
+    settle(tab)

@@ -145,6 +145,14 @@ def test_a_session_without_a_key_sees_nothing_and_is_asked_for_one(team_env, tas
         assert not table_ids(at) and not at.get("video")
 
 
+def review_players(at) -> list:
+    return [e for e in at.get("bidi_component") if str(e.key).startswith("review.player.")]
+
+
+def status_keys(at) -> list[str]:
+    return [w.key for w in at.selectbox if str(w.key).startswith("review.status.")]
+
+
 def test_journal_prompts_reviews_batches_and_kept_videos_stay_with_their_key(team_env, tasks):
     kept_id, other_id = tasks[KEY_A]
     # Alpha's session: its prompt and batch are journaled (as Compose journals a submission) ...
@@ -158,9 +166,10 @@ def test_journal_prompts_reviews_batches_and_kept_videos_stay_with_their_key(tea
     at.button(key="tasks.detail.keep").click().run()
     no_errors(at)
     at = session("review.py", KEY_A)
-    at.segmented_control(key=f"review.verdict.{kept_id}").set_value("approved").run()
+    at.selectbox(key=f"review.status.{kept_id}").set_value("approved").run()
     at.feedback(key=f"review.stars.{kept_id}").set_value(4).run()
-    at.text_area(key=f"review.notes.{kept_id}").input(SECRET_NOTES).run()
+    at.text_area(key=f"review.comment.{kept_id}").input(SECRET_NOTES)
+    at.button(key=f"review.post.{kept_id}").click().run()
     no_errors(at)
     # ... and deletes the task: from now on only the journal knows it.
     with Client(base_url=team_env.base_url, api_key=KEY_A) as client:
@@ -169,27 +178,27 @@ def test_journal_prompts_reviews_batches_and_kept_videos_stay_with_their_key(tea
     # Alpha still sees all of it (so what bravo does not see is there to be seen).
     alpha = session("review.py", KEY_A)
     no_errors(alpha)
-    assert [w.key for w in alpha.segmented_control] == [f"review.verdict.{other_id}", f"review.verdict.{kept_id}"]
-    assert alpha.segmented_control(key=f"review.verdict.{kept_id}").value == "approved"
+    assert status_keys(alpha) == [f"review.status.{other_id}", f"review.status.{kept_id}"]
+    assert alpha.selectbox(key=f"review.status.{kept_id}").value == "approved"
     assert alpha.feedback(key=f"review.stars.{kept_id}").value == 4
     assert SECRET_PROMPT in everything_shown(alpha) and SECRET_NOTES in everything_shown(alpha)
-    assert len(alpha.get("video")) == 2
+    assert len(review_players(alpha)) == 2
     assert SECRET_ENDPOINT in session("tasks.py", KEY_A).selectbox(key="tasks.model").options
 
     # Bravo sees its own result only: no card, prompt, note, batch, video or model of alpha's.
     bravo = session("review.py", KEY_B)
     no_errors(bravo)
-    assert [w.key for w in bravo.segmented_control] == [f"review.verdict.{tasks[KEY_B][0]}"]
+    assert status_keys(bravo) == [f"review.status.{tasks[KEY_B][0]}"]
     shown = everything_shown(bravo)
     assert SECRET_PROMPT not in shown and SECRET_NOTES not in shown and kept_id not in shown
-    assert len(bravo.get("video")) == 1
+    assert len(review_players(bravo)) == 1
     assert SECRET_ENDPOINT not in session("tasks.py", KEY_B).selectbox(key="tasks.model").options
     # Alpha's links, opened with bravo's key, find nothing: the service answers 404, and the journal's
     # saved record and kept copy of alpha's task are not bravo's to fall back on.
     for page in ("tasks.py", "review.py"):
         deep = session(page, KEY_B, task=kept_id)
         assert not deep.exception
-        assert not deep.get("video") and not deep.segmented_control
+        assert not deep.get("video") and not deep.get("bidi_component") and not status_keys(deep)
         assert any(f"No task {kept_id}" in e.value or f"No result {kept_id}" in e.value for e in deep.error)
         assert SECRET_PROMPT not in everything_shown(deep)
 
@@ -212,7 +221,7 @@ def test_rows_from_before_scopes_are_nobodys_on_a_team_dashboard(team_env, tasks
     bravo = session("review.py", KEY_B)
     no_errors(bravo)
     assert "old shared journal" not in everything_shown(bravo) and "an old note" not in everything_shown(bravo)
-    assert bravo.segmented_control(key=f"review.verdict.{bravo_task}").value is None
+    assert bravo.selectbox(key=f"review.status.{bravo_task}").value == "pending"
 
 
 def journal_path() -> Path:
@@ -220,5 +229,6 @@ def journal_path() -> Path:
 
 
 def journal_of(base_url: str, key: str) -> Journal:
-    """The journal as the dashboard opens it for a session with this key."""
-    return Journal(journal_path()).scoped(Scope.of(base_url, key))
+    """The journal as the dashboard opens it for a session with this key: its project's (the service
+    says which project a key is in)."""
+    return Journal(journal_path()).scoped(Scope.of_project(base_url, {KEY_A: "alpha", KEY_B: "bravo"}[key]))

@@ -1,6 +1,6 @@
-"""The Review page (AppTest, live service): the grid of succeeded results, verdicts, stars and notes
-persisting in the journal across sessions, the filters, side-by-side comparison, the deep link, and
-kept results outliving their task.
+"""The Review page (AppTest, live service): one card per shot (versions newest on top), review status
+with history, stars per person, comments, all persisting in the journal across sessions; the inbox
+filters, side-by-side comparison in sync, the deep link, and kept results outliving their task.
 
 The module has a service of its own, so the grid holds exactly the results made here.
 """
@@ -18,7 +18,7 @@ from components import catalogs, review_panel
 from components.compose_form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
 from components.keep import keep_result
 from dailies.client import Client, Tasks
-from dailies.journal import Journal, Submission
+from dailies.journal import Journal, Scope, Submission
 from dailies.spec.catalog import Region
 
 from ..live_service import start_live_service, wait_until_listed
@@ -60,6 +60,7 @@ def results(service) -> list[str]:
 
 @pytest.fixture
 def env(monkeypatch, tmp_path, service):
+    SERVICE_URL[:] = [service.base_url]
     monkeypatch.setenv("ARK_BASE_URL", service.base_url)
     monkeypatch.setenv("ARK_API_KEY", service.api_key)
     monkeypatch.setenv("DAILIES_DATA_DIR", str(tmp_path / "dashboard-data"))
@@ -75,84 +76,175 @@ def open_review(**query: str) -> AppTest:
 
 
 def cards(at: AppTest) -> list[str]:
-    """Task ids of the cards shown, in order (each card has one verdict control)."""
-    return [w.key.removeprefix("review.verdict.") for w in at.segmented_control]
+    """Task ids of the versions shown, in order (each card shows one version, with one status control)."""
+    return [w.key.removeprefix("review.status.") for w in at.selectbox if str(w.key).startswith("review.status.")]
+
+
+def players(at: AppTest) -> list[str]:
+    """The URLs the page's players play: the timecode players (a custom component) and Streamlit's own."""
+    import json
+
+    urls = [json.loads(e.proto.json)["url"] for e in at.get("bidi_component")
+            if str(e.key).startswith("review.player.")]
+    return urls + [v.proto.url for v in at.get("video")]
+
+
+def player_data(at: AppTest, task_id: str) -> dict:
+    import json
+
+    [element] = [e for e in at.get("bidi_component") if e.key == f"review.player.{task_id}"]
+    return json.loads(element.proto.json)
+
+
+def member(env: Journal, name: str) -> Journal:
+    """Another member of the page's project ("tests", as the local service says of its key)."""
+    return env.scoped(Scope.of_project(SERVICE_URL[0], "tests", author=name))
+
+
+SERVICE_URL: list[str] = []
 
 
 def test_grid_shows_each_succeeded_result_with_player_and_review_controls(env, results):
     at = open_review()
     assert not at.exception
     assert cards(at) == results  # newest first; the failed task is not there
-    assert len(at.get("video")) == 3
+    assert len(players(at)) == 3
     assert [f.key for f in at.feedback] == [f"review.stars.{t}" for t in results]
-    assert [t.key for t in at.text_area] == [f"review.notes.{t}" for t in results]
-    assert all(":green-badge[🟢 Result link expires in 23 h" in m.value for m in at.markdown if "badge" in m.value)
+    assert [t.key for t in at.text_area] == [f"review.comment.{t}" for t in results]
+    assert all(at.selectbox(key=f"review.status.{t}").value == "pending" for t in results)
     # Each card says what its task cost, from the usage at the model's list price.
     assert len([c for c in at.caption if re.search(r" · ¥\d+\.\d{2} · ", c.value)]) == 3
 
 
-def test_prompt_comes_from_the_journal(env, results):
+def test_prompts_come_from_the_journal_or_the_service(env, results):
+    """Submitted here: the journal's prompt. Made with the API (these were): the service's stored request."""
     env.record_submission(Submission(task_id=results[0], batch_id=None, submitted_at=time.time(), base_url="x",
-                                     model=V2, mode="text", prompt="take three", request=small("take three")))
+                                     model=V2, mode="text", prompt="take three, from here",
+                                     request=small("take three")))
     at = open_review()
-    assert any(m.value == "**take three**" for m in at.markdown)
+    shown = [m.value for m in at.markdown]
+    assert "**take three, from here**" in shown and "**take two**" in shown and "**take one**" in shown
 
 
-def test_verdict_stars_and_notes_persist_across_sessions(env, results):
+def test_status_stars_and_comments_persist_across_sessions_with_who_and_when(env, results):
     task_id = results[1]
     at = open_review()
-    at.segmented_control(key=f"review.verdict.{task_id}").set_value("approved").run()
+    at.selectbox(key=f"review.status.{task_id}").set_value("changes_requested").run()
     at.feedback(key=f"review.stars.{task_id}").set_value(3).run()  # the fourth star
-    at.text_area(key=f"review.notes.{task_id}").input("keep the wide shot").run()
+    at.text_area(key=f"review.comment.{task_id}").input("keep the wide shot").run()
+    at.button(key=f"review.post.{task_id}").click().run()
     assert not at.exception
-    review = env.review(task_id)
-    assert (review.verdict, review.stars, review.notes) == ("approved", 4, "keep the wide shot")
+    journal = Journal(env.path)
+    assert journal.status_of(task_id) == "changes_requested"
+    [(author, stars)] = journal.ratings([task_id])[task_id].items()
+    assert stars == 4 and author.startswith("key ")
+    assert [(c.author, c.body) for c in journal.comments([task_id])[task_id]] == [(author, "keep the wide shot")]
 
     again = open_review()  # a new session: the widgets start from the journal
-    assert again.segmented_control(key=f"review.verdict.{task_id}").value == "approved"
+    assert again.selectbox(key=f"review.status.{task_id}").value == "changes_requested"
     assert again.feedback(key=f"review.stars.{task_id}").value == 3
-    assert again.text_area(key=f"review.notes.{task_id}").value == "keep the wide shot"
-    assert again.segmented_control(key=f"review.verdict.{results[0]}").value is None
+    assert any("keep the wide shot" in m.value and author in m.value for m in again.markdown)
+    assert any(f"Changes requested by {author}" in c.value and "4★" in c.value for c in again.caption)
+    assert again.text_area(key=f"review.comment.{task_id}").value == ""
+    # Approving later keeps the history: who, from what, to what.
+    again.selectbox(key=f"review.status.{task_id}").set_value("approved").run()
+    assert [(c.previous, c.status) for c in journal.status_history(task_id)] == [
+        ("pending", "changes_requested"), ("changes_requested", "approved")]
+    # An empty comment is not posted; it says why.
+    again.button(key=f"review.post.{task_id}").click().run()
+    assert any("Write something to post" in c.value for c in again.caption)
+    assert len(journal.comments([task_id])[task_id]) == 1
 
-    # Changing one part keeps the others; clearing the verdict clears only the verdict.
-    again.segmented_control(key=f"review.verdict.{task_id}").set_value("rejected").run()
-    assert (env.review(task_id).verdict, env.review(task_id).stars) == ("rejected", 4)
-    again.segmented_control(key=f"review.verdict.{task_id}").set_value(None).run()
-    again.feedback(key=f"review.stars.{task_id}").set_value(None).run()
-    assert (env.review(task_id).verdict, env.review(task_id).stars) == (None, 0)
-    assert env.review(task_id).notes == "keep the wide shot"
 
-
-def test_reviewing_reads_nothing_from_the_service_and_the_grid_follows_the_filter(env, results, monkeypatch):
-    # Each card is a fragment (in the browser a verdict reruns that card alone); the page's own runs
+def test_reviewing_lists_nothing_anew(env, results, monkeypatch):
+    # Each card is a fragment (in the browser a status reruns that card alone); the page's own runs
     # take the listing it read when it opened. Either way, reviewing lists nothing anew.
     at = open_review()
     reads = []
     real_list = Tasks.list
     monkeypatch.setattr(Tasks, "list", lambda self, **query: reads.append(query) or real_list(self, **query))
-    at.selectbox(key=review_panel.VERDICT_FILTER_KEY).select("unreviewed").run()
+    at.selectbox(key=review_panel.INBOX_KEY).select("pending").run()
     at.feedback(key=f"review.stars.{results[0]}").set_value(2).run()
-    at.text_area(key=f"review.notes.{results[0]}").input("tighter crop").run()
-    assert cards(at) == results  # neither a star nor a note is a verdict
-    at.segmented_control(key=f"review.verdict.{results[0]}").set_value("approved").run()
+    at.text_area(key=f"review.comment.{results[0]}").input("tighter crop")
+    at.button(key=f"review.post.{results[0]}").click().run()
+    assert cards(at) == results  # neither a star nor a comment is a status
+    at.selectbox(key=f"review.status.{results[0]}").set_value("approved").run()
     assert not at.exception
-    assert cards(at) == results[1:]  # approved: no longer "not reviewed"
+    assert cards(at) == results[1:]  # approved: no longer pending
     assert reads == []
-    assert env.review(results[0]).stars == 3
 
 
-def test_verdict_filter(env, results):
-    env.set_review(results[0], verdict="approved")
-    env.set_review(results[2], verdict="rejected")
+def test_a_reply_and_resolving_a_comment(env, results):
+    task_id = results[0]
+    note = member(env, "Bo").add_comment(
+        task_id, "too dark here", timecode=2.0)
     at = open_review()
-    at.selectbox(key=review_panel.VERDICT_FILTER_KEY).select("approved").run()
-    assert cards(at) == [results[0]]
-    at.selectbox(key=review_panel.VERDICT_FILTER_KEY).select("rejected").run()
-    assert cards(at) == [results[2]]
-    at.selectbox(key=review_panel.VERDICT_FILTER_KEY).select("unreviewed").run()
+    assert at.button(key=f"review.tc.{note.id}").label == "00:02.00"
+    at.button(key=f"review.reply.{note.id}").click().run()
+    at.text_area(key=f"review.comment.{task_id}").input("brighter next take")
+    at.button(key=f"review.post.{task_id}").click().run()
+    assert not at.exception
+    comments = Journal(env.path).comments([task_id])[task_id]
+    reply = next(c for c in comments if c.body == "brighter next take")
+    assert reply.parent_id == note.id
+    at.button(key=f"review.resolve.{note.id}").click().run()
+    assert next(c for c in Journal(env.path).comments([task_id])[task_id] if c.id == note.id).resolved
+    # A timecode asks the card's player to seek there (once: a second click goes there again).
+    at.button(key=f"review.tc.{note.id}").click().run()
+    assert player_data(at, task_id)["seek_to"] == 2.0
+    at.button(key=f"review.post.{task_id}").click().run()  # any other run: the request is handed over once
+    assert player_data(at, task_id)["seek_to"] is None
+
+
+def test_inbox_filters(env, results):
+    journal = Journal(env.path)
+    bo = member(journal, "Bo")
+    bo.set_status(results[0], "approved")
+    bo.set_status(results[2], "rejected")
+    at = open_review()
+    for inbox, expected in (("approved", [results[0]]), ("rejected", [results[2]]), ("pending", [results[1]]),
+                            ("needs_me", [results[1]]), ("all", results)):
+        at.selectbox(key=review_panel.INBOX_KEY).select(inbox).run()
+        assert cards(at) == expected, inbox
+    # A status change that takes a card out of the filter reruns the page.
+    at.selectbox(key=review_panel.INBOX_KEY).select("pending").run()
+    at.selectbox(key=f"review.status.{results[1]}").set_value("changes_requested").run()
+    assert cards(at) == []
+
+
+def test_needs_my_review_leaves_out_my_own_shots_and_changes_requested_on_mine(env, results):
+    journal = Journal(env.path)
+    at = open_review()
+    author = next(c.value for c in at.caption if c.value.startswith("Reviewing as ")).split("**")[1]
+    mine = member(journal, author)
+    mine.record_submission(Submission(task_id=results[1], batch_id=None, submitted_at=time.time(), base_url="x",
+                                      model=V2, mode="text", prompt="mine", request=small("mine")))
+    at = open_review()
+    at.selectbox(key=review_panel.INBOX_KEY).select("needs_me").run()
+    assert cards(at) == [results[0], results[2]]
+    member(journal, "Bo").set_status(results[1], "changes_requested")
+    at = open_review()
+    at.selectbox(key=review_panel.INBOX_KEY).select("my_changes").run()
     assert cards(at) == [results[1]]
-    at.selectbox(key=review_panel.VERDICT_FILTER_KEY).select("all").run()
-    assert cards(at) == results
+    at.selectbox(key=review_panel.MEMBER_KEY).select(author).run()
+    assert cards(at) == [results[1]]
+
+
+def test_versions_of_a_shot_show_on_one_card_newest_on_top_and_compare_with_the_previous(env, results):
+    journal = Journal(env.path)
+    journal.link_version(results[1], results[2], "edit")  # take two is v2 of take one
+    journal.link_version(results[0], results[1], "rerun")  # take three is v3
+    at = open_review()
+    assert cards(at) == [results[0]]  # one shot, its newest version on top
+    picker = at.segmented_control(key=f"review.version.{results[2]}")
+    assert picker.options[0].startswith("v3") and picker.value == results[0]
+    picker.set_value(results[2]).run()
+    assert cards(at) == [results[2]]  # v1 chosen
+    at.segmented_control(key=f"review.version.{results[2]}").set_value(results[0]).run()
+    at.button(key=f"review.compare_prev.{results[0]}").click().run()
+    assert at.multiselect(key=review_panel.COMPARE_KEY).value == [results[1], results[0]]
+    synced = [e for e in at.get("bidi_component") if "sync" in str(e.key)]
+    assert len(synced) == 1
 
 
 def test_batch_filter_and_compare_the_whole_batch(env, results):
@@ -169,9 +261,8 @@ def test_batch_filter_and_compare_the_whole_batch(env, results):
     assert at.multiselect(key=review_panel.COMPARE_KEY).value == results[:2]
     table = at.dataframe[0].value
     assert list(table.columns) == [review_panel.short_id(t) for t in results[:2]] + ["differs"]
-    assert {"seed", "resolution", "ratio", "duration"} <= set(table.index)
+    assert {"seed", "resolution", "ratio", "duration", "status"} <= set(table.index)
     assert table.loc["resolution", "differs"] == "" and table.loc["seed", "differs"] == "≠"
-    assert len(at.get("video")) == 4  # two compared, two cards
 
 
 def test_compare_up_to_four_side_by_side(env, results):
@@ -190,7 +281,7 @@ def test_deep_link_opens_one_result(env, results):
     at = open_review(task=results[2])
     assert not at.exception
     assert cards(at) == [results[2]]
-    assert len(at.get("video")) == 1
+    assert len(players(at)) == 1
     at.button(key="review.back").click().run()
     assert cards(at) == results and "task" not in at.query_params
 
@@ -257,14 +348,15 @@ def test_kept_result_stays_after_its_task_is_deleted_and_the_service_stops(env, 
             task_id = client.tasks.create(small("kept forever")).id
             record = client.wait(task_id, timeout=120, poll_interval=0.1)
             keep_result(client, env, record)
-            env.set_review(task_id, verdict="approved", stars=5)
+            env.set_review(task_id, verdict="approved", stars=5)  # the previous release's: adopted
             client.tasks.delete(task_id)
         at = open_review()
         assert not at.exception
         assert cards(at) == [task_id]
         assert any(":gray-badge[no longer on the service]" in m.value and "💾 kept" in m.value for m in at.markdown)
-        videos = [v.proto.url for v in at.get("video")]
+        videos = players(at)
         assert len(videos) == 1 and "/media/" in videos[0]  # the kept copy, served by Streamlit
+        assert at.selectbox(key=f"review.status.{task_id}").value == "approved"
         alone = open_review(task=task_id)
         assert cards(alone) == [task_id] and alone.feedback(key=f"review.stars.{task_id}").value == 4
         assert "480p · 16:9 · 4 s" in " ".join(c.value for c in alone.caption)

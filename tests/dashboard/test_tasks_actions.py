@@ -111,8 +111,8 @@ def test_keep_downloads_into_the_archive_and_survives_deleting_the_task(dashboar
     kept = journal().kept(task_id)
     assert set(kept) == {keep.VIDEO_NAME, keep.LAST_FRAME_NAME}
     video = kept[keep.VIDEO_NAME].path
-    # In the archive folder of the connection that kept it (the dashboard's own, here).
-    assert video == journal().scoped(Scope.of(client.base_url, dashboard_env.api_key)).keep_path(
+    # In the archive folder of the project that kept it (the service says the key is in "tests").
+    assert video == journal().scoped(Scope.of_project(client.base_url, "tests")).keep_path(
         task_id, keep.VIDEO_NAME)
     assert video.read_bytes()[4:8] == b"ftyp"  # an MP4
     assert any("Kept" in s.value for s in at.success)
@@ -175,11 +175,33 @@ def test_open_in_compose_with_the_same_inputs(dashboard_env, client):
     assert any("Sent to Compose" in s.value for s in at.success)
 
 
+def test_a_task_made_elsewhere_opens_in_compose_from_the_services_stored_request(dashboard_env, client):
+    task_id = finished(client, small("made elsewhere", ratio="9:16"))
+    at = detail(task_id)
+    at.button(key="tasks.detail.compose").click().run()
+    assert not at.exception
+    sent = prefill(at)
+    assert sent["request"]["content"] == [{"type": "text", "text": "made elsewhere"}]
+    assert sent["request"]["ratio"] == "9:16" and sent["request"]["model"] == small("x")["model"]
+    assert sent["lineage"] == {"parent": task_id, "how": None}
+
+
 def test_open_in_compose_explains_when_the_inputs_are_unknown(dashboard_env, client):
-    task_id = finished(client, small("made elsewhere"))
+    """An inline image comes back from the service as a thumbnail only: not enough to send again."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    png = io.BytesIO()
+    Image.new("RGB", (640, 360), (10, 20, 30)).save(png, "PNG")
+    image = {"type": "image_url", "role": "first_frame",
+             "image_url": {"url": "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()}}
+    body = small("made elsewhere")
+    task_id = finished(client, {**body, "content": [*body["content"], image]})
     at = detail(task_id)
     assert at.button(key="tasks.detail.compose").disabled
-    assert any("Prompt and inputs unknown" in c.value for c in at.caption)
+    assert any("Its inputs are not known whole" in c.value for c in at.caption)
 
 
 def test_make_the_final_from_a_draft(dashboard_env, client):

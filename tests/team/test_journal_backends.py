@@ -223,7 +223,8 @@ def test_on_the_services_database_the_journal_keeps_to_its_own_tables(team_backe
         engine.dispose()
         ours = {t for t in tables if t.startswith(POSTGRES_PREFIX)}
         assert ours == {f"{POSTGRES_PREFIX}{t}" for t in ("batches", "submissions", "reviews", "kept", "records",
-                                                          "preferences")}
+                                                          "preferences", "statuses", "ratings", "comments",
+                                                          "authors", "shots")}
         assert "tasks" in tables and journal.shared
     finally:
         journal.close()

@@ -1,0 +1,171 @@
+"""One shot on the Review page: its versions (newest on top, a picker v1, v2 … with each one's status),
+the chosen version's player (a comment can be pinned at its position, a comment's timecode seeks it),
+prompt and parameters, its review status with history, each person's stars with the average, and its
+comment thread. Each card is a fragment: a change reruns the card alone, not the page (which lists
+hundreds of results), unless the change shows elsewhere (the filter, the comparison)."""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+
+import streamlit as st
+
+from dailies.journal import STATUS_LABELS, STATUSES, Journal
+from dailies.spec.results import VIDEO_NAME
+
+from . import pages, player, review_comments
+from .review_data import Result, Shot
+from .stored_requests import stored_request
+from .task_rows import cost_of, format_time, length_text, model_as_written
+from .timecode_player import timecode_player
+
+COMPARE_KEY = "review.compare"
+# Set by a review widget's callback when the page must follow the change, not only the card.
+PAGE_FOLLOWS_KEY = "review._page_follows"
+FILTERED_KEY = "review._filtered"  # the page shows a filtered selection: a status change may move a card
+CARD_VIDEO_HEIGHT = 240
+STATUS_BADGES = {"pending": ":gray-badge[⏳ Pending review]", "approved": ":green-badge[✅ Approved]",
+                 "changes_requested": ":orange-badge[✏️ Changes requested]", "rejected": ":red-badge[⛔ Rejected]"}
+
+
+def short_id(task_id: str) -> str:
+    """The distinctive tail of an id: 'cgt-20261122044702-xkfw0' -> '…044702-xkfw0'."""
+    return "…" + task_id[-12:] if len(task_id) > 14 else task_id
+
+
+def _page_follows(task_id: str, status_changed: bool) -> None:
+    if (status_changed and st.session_state.get(FILTERED_KEY)) or task_id in st.session_state.get(COMPARE_KEY, []):
+        st.session_state[PAGE_FOLLOWS_KEY] = True
+
+
+def _save_status(journal: Journal, task_id: str) -> None:
+    journal.set_status(task_id, st.session_state[f"review.status.{task_id}"])
+    _page_follows(task_id, status_changed=True)
+
+
+def _save_stars(journal: Journal, task_id: str) -> None:
+    value = st.session_state[f"review.stars.{task_id}"]
+    # st.feedback counts stars from 0; the journal stores 1..5, and None takes the rating back.
+    journal.rate(task_id, None if value is None else value + 1)
+    _page_follows(task_id, status_changed=False)
+
+
+def _compare_with_previous(shot: Shot, task_id: str) -> None:
+    number = shot.number_of(task_id)
+    st.session_state[COMPARE_KEY] = [shot.versions[number - 2].task_id, task_id]
+    st.session_state[PAGE_FOLLOWS_KEY] = True
+
+
+def version_label(shot: Shot, task_id: str) -> str:
+    result = next(r for r in shot.versions if r.task_id == task_id)
+    return f"v{shot.number_of(task_id)} · {STATUS_LABELS[result.status_name]}"
+
+
+def review_widgets(journal: Journal, result: Result, tz: tzinfo) -> None:
+    """Status (with its history), my stars and everyone's, seeded from the journal on first draw."""
+    tid = result.task_id
+    status_key, stars_key = f"review.status.{tid}", f"review.stars.{tid}"
+    st.session_state.setdefault(status_key, result.status_name)
+    mine = result.ratings.get(journal.author)
+    st.session_state.setdefault(stars_key, mine - 1 if mine else None)
+    st.selectbox("Status", STATUSES, format_func=STATUS_LABELS.get, key=status_key,
+                 on_change=_save_status, args=(journal, tid))
+    st.feedback("stars", key=stars_key, on_change=_save_stars, args=(journal, tid))
+    said = []
+    if result.status is not None:
+        said.append(f"{STATUS_LABELS[result.status.status]} by {result.status.author}, "
+                    f"{format_time(result.status.at, tz)}")
+    if result.ratings:
+        each = ", ".join(f"{who} {n}★" for who, n in result.ratings.items())
+        said.append(f"★ {result.average_stars:.1f} average ({each})")
+    if said:
+        st.caption(" · ".join(said))
+    if result.status is not None:
+        with st.expander("Status history"):
+            for change in journal.status_history(tid):
+                st.markdown(f"- {format_time(change.at, tz)} · **{change.author}**: "
+                            f"{STATUS_LABELS.get(change.previous or 'pending')} → {STATUS_LABELS[change.status]}")
+
+
+def version_player(result: Result, now: float, height: int) -> None:
+    """The version's player: a comment takes its position ("Comment at …"), a comment's timecode sets it.
+    Plays the live link, else the kept copy; says why there is nothing to play otherwise."""
+    choice = player.choose(result.record, result.kept, now, on_service=result.listed)
+    if choice.media is None:
+        st.info(choice.reason, icon="🎞️")
+        return
+    # Handed over once: the player goes there, and a later click on the same timecode goes there again.
+    seek_to = st.session_state.pop(review_comments.SEEK_KEY.format(result.task_id), None)
+    state = timecode_player(choice.media, key=f"review.player.{result.task_id}", seek_to=seek_to, height=height)
+    if choice.source == "kept":
+        st.caption("💾 " + choice.reason)
+    if state.comment_at is not None:
+        st.session_state[review_comments.PINNED_KEY.format(result.task_id)] = state.comment_at
+
+
+def fill_from_service(result: Result, client, cache_id: str) -> None:
+    """The prompt and author of a version not submitted from a dashboard, from the service's stored
+    request (asked once per task: stored_requests.py)."""
+    if not result.prompt and result.submission is None:
+        stored = stored_request(client, cache_id, result.task_id)
+        if stored is not None:
+            result.stored_prompt = stored.prompt or "(no prompt: inputs only)"
+            result.author = result.author or (stored.created_by or "")
+
+
+def prompt_line(result: Result, client, cache_id: str) -> None:
+    fill_from_service(result, client, cache_id)
+    st.markdown(f"**{result.prompt}**" if result.prompt else "_Prompt unknown_",
+                help=None if result.prompt else "Not submitted from a dashboard, and the service does not "
+                                                "return prompts.")
+
+
+@st.fragment
+def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cache_id: str = "") -> None:
+    """One shot (a fragment: see the module)."""
+    if st.session_state.pop(PAGE_FOLLOWS_KEY, False):
+        st.rerun(scope="app")
+    # What this card shows is read again when it reruns alone (a comment, a status of another person).
+    fresh = {"status": journal.statuses([r.task_id for r in shot.versions]),
+             "ratings": journal.ratings([r.task_id for r in shot.versions]),
+             "comments": journal.comments([r.task_id for r in shot.versions])}
+    for r in shot.versions:
+        r.status = fresh["status"].get(r.task_id)
+        r.ratings = fresh["ratings"].get(r.task_id, {})
+        r.comments = fresh["comments"].get(r.task_id, [])
+    with st.container(border=True):
+        ids = [r.task_id for r in reversed(shot.versions)]  # newest on top
+        chosen = ids[0]
+        if len(ids) > 1:
+            chosen = st.segmented_control("Version", ids, default=ids[0], key=f"review.version.{shot.shot_id}",
+                                          format_func=lambda t: version_label(shot, t),
+                                          label_visibility="collapsed") or ids[0]
+        result = next(r for r in shot.versions if r.task_id == chosen)
+        version_player(result, now, CARD_VIDEO_HEIGHT)
+        prompt_line(result, client, cache_id)
+        rec = result.record
+        details = [f"v{shot.number_of(chosen)}" if len(ids) > 1 else "", short_id(result.task_id)]
+        if result.author:
+            details.append(f"by {result.author}")
+        if rec is not None:
+            details += [model_as_written(rec, result.submission),
+                        f"{rec.resolution} · {rec.ratio} · {length_text(rec)}", cost_of(rec, result.submission),
+                        format_time(rec.created_at, tz)]
+        st.caption(" · ".join(d for d in details if d))
+        st.markdown(STATUS_BADGES[result.status_name] + (" :blue-badge[💾 kept]" if VIDEO_NAME in result.kept else "")
+                    + ("" if result.listed else " :gray-badge[no longer on the service]"))
+        review_widgets(journal, result, tz)
+        st.markdown(f"**Comments** ({len(result.comments)})")
+        review_comments.render(journal, result.task_id, result.comments, tz, on_change=lambda: None)
+        with st.container(horizontal=True, gap="small"):
+            if shot.number_of(chosen) > 1:
+                st.button("⇆ Compare with previous", key=f"review.compare_prev.{chosen}", type="tertiary",
+                          on_click=_compare_with_previous, args=(shot, chosen), width="content")
+            opened = st.button("🔍 Open alone", key=f"review.open.{chosen}", type="tertiary", width="content")
+        if opened:
+            st.query_params["task"] = chosen
+            st.rerun()
+
+
+def link_to_tasks(task_id: str) -> None:
+    pages.link(pages.TASKS, "Details in Tasks", icon="📋", query={"task": task_id})

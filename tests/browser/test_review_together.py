@@ -1,0 +1,154 @@
+"""Reviewing together in headless Chromium, on one team dashboard (`dailies up --team`) and one service
+with three named keys: Ana and Bo in project `studio`, Cy in `other`.
+
+Ana creates a task with the CLI. Bo's Review shows its prompt (the service's stored request); Bo stops
+the player at 2 s, comments "too dark here" at that timecode and asks for changes. Ana's Review shows
+the comment with Bo's name and the timecode, and clicking the timecode seeks Ana's player to 2 s. Ana
+reruns the task with an edit from the dashboard (Tasks, Open in Compose): the shot shows v2 on top and
+v1 below. Bo approves v2 and compares it with v1, played in sync. Cy's dashboard shows none of it.
+Screenshots: tests/artifacts/screenshots/together-*.png.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dailies.journal import Journal
+from dailies.service import keys as key_store
+from dailies.service.members import KeyOptions
+
+from ..cli.running import run
+from .conftest import running_product
+from .test_e2e import submit_one
+from .test_team_sharing import enter_key, new_tab
+from .ui import open_page, pick, screenshot, settle
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+V2 = "doubao-seedance-2-0-260128"
+PROMPT = "lantern over the river at night"
+EDITED = "lantern over the river at night, brighter"
+# The components draw in shadow roots (CCv2 isolates their styles): page scripts look inside.
+SHADOW = """const q = (sel) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .flatMap(h => h.shadowRoot ? [...h.shadowRoot.querySelectorAll(sel)] : []);"""
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory, chromium_path):
+    data_dir = tmp_path_factory.mktemp("studio")
+    keys = {name: key_store.create_key(data_dir, project, KeyOptions(name=name)).key
+            for name, project in (("Ana", "studio"), ("Bo", "studio"), ("Cy", "other"))}
+    with running_product(data_dir, "--team") as product:
+        code, out, err = run("create", "--base-url", product.api_url, "--api-key", keys["Ana"], "--model", V2,
+                             "--prompt", PROMPT, "--resolution", "480p", "--duration", "4", "--wait", "--poll",
+                             "0.3", "--json")
+        assert code == 0, err
+        yield product, keys, json.loads(out)["id"]
+
+
+def card_of(tab, task_id: str):
+    """The Review card showing this version (a card per column)."""
+    return tab.locator('[data-testid="stColumn"]').filter(has_text=task_id[-12:])
+
+
+def player_ready(tab, card) -> None:
+    card.locator(".tp video").wait_for()
+    tab.wait_for_function(f"() => {{ {SHADOW} return q('.tp video').length > 0 && "
+                          "q('.tp video').every(v => v.readyState >= 2 && v.duration > 3.9); }")
+
+
+def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_path):
+    product, keys, first = studio
+    viewport = {"width": 1500, "height": 1100}
+    contexts = {name: browser.new_context(viewport=viewport) for name in keys}
+    try:
+        tabs = {name: new_tab(context) for name, context in contexts.items()}
+        for name, tab in tabs.items():
+            enter_key(tab, product, keys[name])
+        ana, bo, cy = tabs["Ana"], tabs["Bo"], tabs["Cy"]
+
+        # Bo sees Ana's CLI task with its prompt, stops at 2 s, comments there and asks for changes.
+        open_page(bo, product, "/review")
+        card = card_of(bo, first)
+        card.get_by_text(PROMPT, exact=True).wait_for()
+        player_ready(bo, card)
+        card.locator(".tp video").evaluate("""async (v) => { v.pause();
+            await new Promise(r => { v.addEventListener('seeked', r, {once: true}); v.currentTime = 2; }); }""")
+        card.get_by_role("button", name="Comment at 00:02.00").click()
+        settle(bo)
+        card.get_by_label("Comment").fill("too dark here")
+        card.get_by_role("button", name="Post", exact=True).click()
+        settle(bo)
+        card.get_by_role("combobox", name="Status").click()
+        bo.get_by_role("option", name="Changes requested", exact=True).click()
+        settle(bo)
+        screenshot(bo, "together-01-bo-comments")
+        journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3")
+        [comment] = journal.comments([first])[first]
+        assert (comment.author, comment.body, comment.timecode) == ("Bo", "too dark here", 2.0)
+        assert journal.status_of(first) == "changes_requested"
+
+        # Ana sees Bo's comment with his name and the timecode; the timecode seeks her player.
+        open_page(ana, product, "/review")
+        card = card_of(ana, first)
+        card.get_by_text("too dark here", exact=False).wait_for()
+        assert card.get_by_text("Bo", exact=False).count() >= 1
+        player_ready(ana, card)
+        card.get_by_role("button", name="00:02.00").click()
+        ana.wait_for_function(f"() => {{ {SHADOW} return Math.abs(q('.tp video')[0].currentTime - 2) < 0.05; }}")
+        screenshot(ana, "together-02-ana-sees-the-comment")
+
+        # Ana reruns it with an edit from the dashboard: Tasks, Open in Compose, a new prompt.
+        open_page(ana, product, f"/tasks?task={first}")
+        ana.get_by_role("button", name="Open in Compose (rerun or edit)").click()
+        settle(ana)
+        ana.get_by_role("textbox", name="Prompt").fill(EDITED)
+        settle(ana)
+        second = submit_one(ana)
+        with product.client() as client:
+            client.wait(second, timeout=180, poll_interval=0.3)
+        assert journal.shot_links([second])[second].shot_id == first
+
+        # Bo's Review: one card for the shot, v2 on top, v1 below it in the picker; Bo approves v2.
+        open_page(bo, product, "/review")
+        card = card_of(bo, second)
+        card.get_by_text(EDITED, exact=True).wait_for()
+        newest, oldest = (card.get_by_text(f"v{n} · ", exact=False).first.bounding_box() for n in (2, 1))
+        assert newest["x"] < oldest["x"] or newest["y"] < oldest["y"]  # v2 first, v1 after it
+        card.get_by_role("combobox", name="Status").click()
+        bo.get_by_role("option", name="Approved", exact=True).click()
+        settle(bo)
+        assert journal.status_of(second) == "approved" and journal.status_of(first) == "changes_requested"
+
+        # Compare with the previous version: both play as one.
+        card = card_of(bo, second)
+        card.get_by_role("button", name="Compare with previous").click()
+        settle(bo)
+        bo.wait_for_function(f"() => {{ {SHADOW} return q('.sc video').length == 2 && "
+                             "q('.sc video').every(v => v.readyState >= 2); }")
+        bo.locator(".sc-play").click()
+        bo.wait_for_function(f"() => {{ {SHADOW} return q('.sc video')[0].currentTime > 1.0; }}")
+        bo.locator(".sc-seek").fill("0.5")
+        bo.wait_for_function(f"() => {{ {SHADOW} return q('.sc video')[0].currentTime > 1.0; }}")
+        gaps = bo.evaluate(f"""async () => {{ {SHADOW} const gaps = [];
+            for (let i = 0; i < 10; i++) {{
+                await new Promise(r => requestAnimationFrame(r));
+                const [a, b] = q('.sc video');
+                if (!a.paused) gaps.push(Math.abs(a.currentTime - b.currentTime));
+            }}
+            return gaps; }}""")
+        assert gaps and max(gaps) < 0.1, gaps
+        screenshot(bo, "together-03-bo-compares-v1-v2")
+
+        # Cy, in another project, sees none of it.
+        open_page(cy, product, "/review")
+        pick(cy, "Show", "All")
+        assert cy.get_by_text("lantern over the river", exact=False).count() == 0
+        assert cy.get_by_text("too dark here", exact=False).count() == 0
+        assert cy.get_by_text(first[-12:], exact=False).count() == 0
+        screenshot(cy, "together-04-cy-sees-nothing")
+    finally:
+        for context in contexts.values():
+            context.close()

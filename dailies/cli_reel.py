@@ -1,0 +1,206 @@
+"""`dailies reel --task ID [--task ID ...] -o reel.mp4`: the videos of some tasks, in the order given, in
+one MP4 (dailies.reel), with a slate before each shot and a burn-in if asked.
+
+Each task's video is the dashboard journal's kept copy when there is one (`--data-dir`/dashboard, or
+the team's journal from DAILIES_DATABASE_URL / DAILIES_STORAGE), else it is downloaded from the service
+(`--base-url`/`--api-key`, default $ARK_BASE_URL/$ARK_API_KEY) into a temporary folder. The slate says
+what the journal and the service know: version, review status, prompt excerpt and date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .cli_client import add_connection_args
+from .client import Client, DailiesError
+from .reel import DEFAULT_FPS, DEFAULT_SIZE, SLATE_SECONDS, ReelShot, make_reel, parse_size, reel_duration, slate_lines
+from .spec.results import VIDEO_NAME
+from .spec.statuses import TaskStatus
+
+JOURNAL_NAME = Path("dashboard") / "journal.sqlite3"
+
+
+def short_title(task_id: str) -> str:
+    """The distinctive tail of a task id, as the Review page shows it: 'cgt-20261122044702-xkfw0' ->
+    '…044702-xkfw0'."""
+    return "…" + task_id[-12:] if len(task_id) > 14 else task_id
+
+
+def open_journal(data_dir: Path):
+    """The dashboard's journal in `data_dir`, or the team's (DAILIES_DATABASE_URL); None when there is
+    neither (nothing is created for a reel)."""
+    from .journal import DATABASE_ENV, Journal
+
+    path = data_dir / JOURNAL_NAME
+    if not path.is_file() and not os.environ.get(DATABASE_ENV):
+        return None
+    return Journal(path)
+
+
+def version_label(journal: Any, task_id: str) -> str | None:
+    """"v2" when the journal knows the task's shot (the shot's first task is its v1), else None."""
+    if journal is None:
+        return None
+    link = journal.shot_links([task_id]).get(task_id)
+    shot_id = link.shot_id if link is not None else task_id
+    versions = [shot_id, *journal.shot_members([shot_id]).get(shot_id, [])]
+    if len(versions) == 1 and link is None:
+        return "v1"
+    return f"v{versions.index(task_id) + 1}" if task_id in versions else None
+
+
+def status_label(journal: Any, task_id: str) -> str | None:
+    """The review status's label ("Approved"), "Pending review" when none was set; None without a journal."""
+    if journal is None:
+        return None
+    from .journal import STATUS_LABELS
+    from .journal.statuses import PENDING
+
+    change = journal.statuses([task_id]).get(task_id)
+    return STATUS_LABELS.get(change.status if change is not None else PENDING)
+
+
+@dataclass
+class _Source:
+    path: Path
+    created_at: float | None
+    prompt: str | None
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+class _Sources:
+    """Where each task's video comes from: the journal's kept copy, else a download (the client is made
+    only when one is needed)."""
+
+    def __init__(self, args: argparse.Namespace, journal: Any, folder: Path) -> None:
+        self.args, self.journal, self.folder = args, journal, folder
+        self._client: Client | None = None
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            self._client = Client(base_url=self.args.base_url, api_key=self.args.api_key)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def find(self, index: int, task_id: str) -> _Source:
+        record: Any = None
+        path: Path | None = None
+        created_at: float | None = None
+        if self.journal is not None:
+            kept = self.journal.kept(task_id).get(VIDEO_NAME)
+            if kept is not None:
+                if kept.path is not None:
+                    path = kept.path
+                else:  # in the team's bucket
+                    path = self.folder / f"{index:03d}-{task_id}.mp4"
+                    path.write_bytes(kept.read_bytes())
+                _say(f"{task_id}: the kept copy {kept.location}")
+                saved = self.journal.record(task_id)
+                created_at = (saved or {}).get("created_at") or kept.kept_at
+        if path is None:
+            record = self.client.tasks.get(task_id)
+            if record.status != TaskStatus.SUCCEEDED:
+                raise SystemExit(f"dailies reel: task {task_id} has no video (status {record.status})")
+            url = record.content.video_url if record.content is not None else None
+            if not url:
+                raise SystemExit(f"dailies reel: task {task_id} has no video URL (expired, and no kept copy)")
+            path = self.folder / f"{index:03d}-{task_id}.mp4"
+            _say(f"{task_id}: downloading")
+            self.client.download(url, path)
+            created_at = record.created_at
+        return _Source(path, float(created_at) if created_at else None, self._prompt(task_id))
+
+    def _prompt(self, task_id: str) -> str | None:
+        if self.journal is not None:
+            submission = self.journal.submission(task_id)
+            if submission is not None and submission.prompt:
+                return submission.prompt
+        try:
+            return self.client.task_request(task_id).prompt
+        except (DailiesError, OSError, ValueError):  # not a Dailies service, or it does not have it
+            return None
+
+
+def _progress(fraction: float) -> None:
+    sys.stderr.write(f"\rRendering the reel: {fraction * 100:3.0f}%")
+    if fraction >= 1.0:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def cmd_reel(args: argparse.Namespace) -> int:
+    journal = open_journal(args.data_dir)
+    try:
+        with tempfile.TemporaryDirectory(prefix="dailies-reel-") as folder:
+            sources = _Sources(args, journal, Path(folder))
+            try:
+                shots = []
+                for index, task_id in enumerate(args.task):
+                    source = sources.find(index, task_id)
+                    lines = slate_lines(version_label(journal, task_id), status_label(journal, task_id),
+                                        source.prompt, source.created_at)
+                    shots.append(ReelShot(source.path, short_title(task_id), lines))
+            finally:
+                sources.close()
+            try:
+                make_reel(shots, args.output, size=args.size, fps=args.fps, slates=args.slates, burn_in=args.burn_in,
+                          slate_seconds=args.slate_seconds, progress=None if args.quiet else _progress)
+            except ValueError as exc:
+                print(f"dailies reel: {exc}", file=sys.stderr)
+                return 1
+    finally:
+        if journal is not None:
+            journal.close()
+    if args.json:
+        print(json.dumps({"output": str(args.output), "tasks": args.task, "seconds": reel_duration(args.output)}))
+    else:
+        print(args.output)
+    return 0
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _fps(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 120:
+        raise argparse.ArgumentTypeError("fps is a whole number from 1 to 120")
+    return value
+
+
+def register(sub: Any, default_data_dir: Path) -> None:
+    reel = sub.add_parser("reel", help="the videos of some tasks, in order, in one MP4 (slates, burn-in)")
+    reel.add_argument("--task", action="append", required=True, metavar="ID",
+                      help="a task whose video goes in the reel; repeat it, in the reel's order")
+    reel.add_argument("-o", "--output", type=Path, required=True, help="the MP4 to write")
+    reel.add_argument("--slates", action="store_true", help="a slate before each shot (shot, version, status, "
+                                                            "prompt excerpt, date)")
+    reel.add_argument("--burn-in", action="store_true", help="the shot's name and the timecode on every picture")
+    reel.add_argument("--fps", type=_fps, default=DEFAULT_FPS, help=f"frame rate (default {DEFAULT_FPS})")
+    reel.add_argument("--size", type=_size, default=DEFAULT_SIZE, metavar="WxH",
+                      help=f"frame size; shots are letterboxed into it (default {DEFAULT_SIZE[0]}x{DEFAULT_SIZE[1]})")
+    reel.add_argument("--slate-seconds", type=float, default=SLATE_SECONDS, help=argparse.SUPPRESS)
+    reel.add_argument("--data-dir", type=Path, default=default_data_dir,
+                      help="where the dashboard's journal is (kept copies, versions, statuses, prompts)")
+    reel.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_connection_args(reel)
+    reel.set_defaults(func=cmd_reel)

@@ -1,0 +1,252 @@
+"""The review report (issue 25): a PDF with one entry per version and its comments, read back with a
+PDF text extractor; a CSV that round-trips; thumbnails of kept results."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from PIL import Image
+
+from dailies.journal import Journal, Scope, Submission
+from dailies.journal.statuses import APPROVED, CHANGES_REQUESTED
+from dailies.review_report import (
+    CSV_COLUMNS,
+    MISSING,
+    ReportComment,
+    ReportEntry,
+    _font_files,
+    entries_from_journal,
+    format_timecode,
+    from_csv,
+    thumbnail_of,
+    to_csv,
+    to_pdf,
+    to_rows,
+)
+from dailies.spec.models import TaskRecord
+
+pypdf = pytest.importorskip("pypdf")
+
+BASE = "http://127.0.0.1:8000/api/v3"
+CHINESE = "河上的灯笼，慢慢升起"
+T0 = 1_764_000_000.0
+
+
+def png(color: tuple[int, int, int], size: tuple[int, int] = (64, 36)) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", size, color).save(out, "PNG")
+    return out.getvalue()
+
+
+def submission(task_id: str, prompt: str) -> Submission:
+    return Submission(task_id=task_id, batch_id=None, submitted_at=T0, base_url=BASE, model="seedance-1-0-pro",
+                      mode="text", prompt=prompt, request={"model": "seedance-1-0-pro"})
+
+
+@pytest.fixture
+def journal(tmp_path):
+    opened = Journal(tmp_path / "j.sqlite3", database_url="", storage="")
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def reviewed(journal):
+    """Three versions of one shot: v1 approved then changes requested, with stars, a comment at a
+    timecode and a reply, a general comment; v2 with a Chinese prompt and a comment; v3 untouched."""
+    ana = journal.scoped(Scope.of_project(BASE, "studio", author="Ana"))
+    bo = journal.scoped(Scope.of_project(BASE, "studio", author="Bo"))
+    ana.record_submission(submission("cgt-1", "lantern over the river at dusk"))
+    ana.record_submission(submission("cgt-2", CHINESE))
+    bo.record_submission(submission("cgt-3", "lantern, wider shot"))
+    ana.link_version("cgt-2", "cgt-1", "rerun", at=T0 + 1)
+    bo.link_version("cgt-3", "cgt-2", "edit", at=T0 + 2)
+    bo.set_status("cgt-1", APPROVED, at=T0 + 10)
+    ana.set_status("cgt-1", CHANGES_REQUESTED, at=T0 + 20)
+    ana.set_status("cgt-2", APPROVED, at=T0 + 30)
+    ana.rate("cgt-1", 4)
+    bo.rate("cgt-1", 3)
+    note = bo.add_comment("cgt-1", "too dark here", timecode=2.125, at=T0 + 40)
+    ana.add_comment("cgt-1", "brighter in v2", parent_id=note.id, at=T0 + 50)
+    ana.add_comment("cgt-1", "general note on pacing", at=T0 + 45)
+    ana.set_resolved(note.id, True, at=T0 + 60)
+    bo.add_comment("cgt-2", "灯笼太小了", timecode=65.5, at=T0 + 70)
+    return ana
+
+
+def test_entries_from_the_journal_carry_versions_statuses_stars_and_threads(reviewed):
+    records = {"cgt-1": TaskRecord(id="cgt-1", status="succeeded", model="doubao-seedance", created_at=int(T0))}
+    entries = entries_from_journal(reviewed, ["cgt-1", "cgt-2", "cgt-3"], records, {"cgt-2": png((9, 9, 9))})
+    one, two, three = entries
+    assert [e.version for e in entries] == ["v1", "v2", "v3"]
+    assert {e.shot_id for e in entries} == {"cgt-1"}
+    assert (one.status, one.status_by, one.status_at) == ("Changes requested", "Ana", T0 + 20)
+    assert (two.status, two.status_by) == ("Approved", "Ana")
+    assert (three.status, three.status_by, three.status_at) == ("Pending review", "", None)
+    assert one.ratings == {"Ana": 4, "Bo": 3} and one.average_stars == 3.5
+    assert one.model == "seedance-1-0-pro" and one.created_at == T0
+    assert [(c.author, c.body, c.timecode, c.depth, c.reply_to, c.resolved) for c in one.comments] == [
+        ("Bo", "too dark here", 2.125, 0, None, True),
+        ("Ana", "brighter in v2", None, 1, 1, False),
+        ("Ana", "general note on pacing", None, 0, None, False)]
+    assert two.prompt == CHINESE and two.thumbnail is not None and one.thumbnail is None
+    assert three.comments == [] and three.ratings == {}
+
+
+def test_the_csv_round_trips_with_a_row_per_comment(reviewed):
+    entries = entries_from_journal(reviewed, ["cgt-1", "cgt-2", "cgt-3"])
+    text = to_csv(entries)
+    rows = from_csv(text)
+    assert rows == to_rows(entries)
+    assert from_csv(text.encode("utf-8-sig")) == rows  # as the download button sends it
+    assert list(rows[0]) == list(CSV_COLUMNS)
+    assert [(r["task_id"], r["comment"]) for r in rows] == [
+        ("cgt-1", "too dark here"), ("cgt-1", "brighter in v2"), ("cgt-1", "general note on pacing"),
+        ("cgt-2", "灯笼太小了"), ("cgt-3", "")]
+    first, reply, _, chinese, bare = rows
+    assert (first["timecode"], first["resolved"], first["stars"], first["average_stars"]) == (
+        "00:02.13", "yes", "Ana:4;Bo:3", "3.5")
+    assert (reply["reply_to"], reply["timecode"], reply["comment_author"]) == ("1", "", "Ana")
+    assert first["status"] == "Changes requested" and first["status_by"] == "Ana"
+    assert first["status_at"] == "2025-11-24T16:00:20+00:00" and first["comment_at"] == "2025-11-24T16:00:40+00:00"
+    assert (chinese["prompt"], chinese["timecode"]) == (CHINESE, "01:05.50")
+    assert bare["version"] == "v3" and bare["status"] == "Pending review" and bare["stars"] == ""
+
+
+def test_the_csv_keeps_commas_quotes_and_newlines():
+    entry = ReportEntry("cgt-9", "v1", "m", T0, 'a "quoted", multi\nline prompt', "Approved", "Ana", T0,
+                        {"Ana": 5}, [ReportComment("Bo", T0, 0.0, "line one\nline two, with comma")])
+    assert from_csv(to_csv([entry])) == to_rows([entry])
+    assert from_csv(to_csv([entry]))[0]["prompt"] == 'a "quoted", multi\nline prompt'
+
+
+def pdf_text(data: bytes) -> str:
+    reader = pypdf.PdfReader(io.BytesIO(data))
+    return "\n".join(page.extract_text() for page in reader.pages)
+
+
+def test_the_pdf_has_one_entry_per_version_with_its_comments_and_timecodes(reviewed):
+    entries = entries_from_journal(reviewed, ["cgt-1", "cgt-2", "cgt-3"],
+                                   thumbnails={"cgt-1": png((200, 40, 40), (640, 360)), "cgt-2": png((0, 90, 0))})
+    data = to_pdf(entries, "Lantern review", now=T0 + 100)
+    assert data.startswith(b"%PDF")
+    text = pdf_text(data)
+    assert "Lantern review" in text and "2025-11-24" in text
+    # One entry per version, in order, each once.
+    headings = re.findall(r"^(v\d) · (cgt-\d)", text, flags=re.MULTILINE)
+    assert headings == [("v1", "cgt-1"), ("v2", "cgt-2"), ("v3", "cgt-3")]
+    one, two, three = (text[text.index(f"{v} · cgt-{i}"):] for i, v in ((1, "v1"), (2, "v2"), (3, "v3")))
+    one, two = one[:one.index("v2 · cgt-2")], two[:two.index("v3 · cgt-3")]
+    assert "Changes requested" in one and "Ana" in one and "3.5" in one and "Bo 3" in one
+    for body, timecode in (("too dark here", "[00:02.13]"), ("brighter in v2", None),
+                           ("general note on pacing", None)):
+        assert body in one
+        if timecode:
+            assert timecode in one
+    assert one.index("too dark here") < one.index("brighter in v2") < one.index("general note on pacing")
+    assert "resolved" in one
+    assert "[01:05.50]" in two and "Approved" in two
+    assert "Pending review" in three and "No comments" in three
+    reader = pypdf.PdfReader(io.BytesIO(data))
+    images = [img for page in reader.pages for img in page.images]
+    assert len(images) == 2  # the two thumbnails
+
+
+def test_chinese_text_is_in_the_pdf_when_a_cjk_font_is_installed_and_marked_when_not(reviewed):
+    entries = entries_from_journal(reviewed, ["cgt-2"])
+    text = pdf_text(to_pdf(entries, "灯笼"))
+    regular, _, cjk = _font_files()
+    if regular is not None and cjk is not None:
+        assert CHINESE.replace("，", "") in text.replace("，", "").replace("\n", "")
+        assert "灯笼太小了" in text
+    elif regular is not None:
+        # No CJK font here: each character shows as a box, and the PDF says so (the CSV has them).
+        assert MISSING * 5 in text and "need a font this machine lacks" in text
+    assert "v2 · cgt-2 (shot cgt-1)" in text  # alone in the selection, still its shot's v2
+
+
+def test_timecodes_match_the_dashboards_format():
+    from components.timecodes import format_timecode as dashboard_format
+
+    for seconds in (0, 0.125, 2.125, 59.995, 65.5, 4500):
+        assert format_timecode(seconds) == dashboard_format(seconds)
+
+
+def test_thumbnails_of_an_image_and_of_a_video_first_frame(tmp_path):
+    image = Image.open(io.BytesIO(thumbnail_of(png((10, 200, 10), (1280, 720)))))
+    assert image.format == "JPEG" and image.size == (320, 180)
+    av = pytest.importorskip("av")
+    video = tmp_path / "video.mp4"
+    with av.open(str(video), "w") as out:
+        stream = out.add_stream("mpeg4", rate=24)
+        stream.width, stream.height, stream.pix_fmt = 160, 96, "yuv420p"
+        for _ in range(3):
+            frame = av.VideoFrame.from_image(Image.new("RGB", (160, 96), (0, 0, 220)))
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode(None))
+    for source in (video, video.read_bytes()):
+        thumb = Image.open(io.BytesIO(thumbnail_of(source)))
+        assert thumb.size == (160, 96)
+        r, g, b = thumb.convert("RGB").getpixel((80, 48))
+        assert b > 150 and r < 80
+    assert thumbnail_of(b"not an image or a video") is None
+    assert thumbnail_of(tmp_path / "missing.mp4") is None
+
+
+def report_page(db_path: str) -> None:
+    import streamlit as st
+
+    from components.report_download import render_report_buttons
+    from components.review_data import Result
+    from dailies.journal import Journal, Scope
+
+    journal = Journal(db_path, database_url="", storage="").scoped(
+        Scope.of_project("http://127.0.0.1:8000/api/v3", "studio", author="Ana"))
+    ids = st.session_state.get("ids", ["cgt-1", "cgt-2", "cgt-3"])
+    subs = journal.submissions(ids)
+    results = [Result(tid, None, submission=subs.get(tid)) for tid in ids]
+    render_report_buttons(results, journal, now=1_764_000_100.0)
+
+
+def test_the_dashboard_prepares_the_report_then_offers_both_downloads(reviewed, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(report_page, args=(str(tmp_path / "j.sqlite3"),), default_timeout=60).run()
+    assert not at.exception
+    assert not at.get("download_button")  # nothing built until asked
+    at.button(key="review.report.prepare").click().run()
+    assert not at.exception and not at.error
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Report (PDF)", "Report (CSV)"]
+    from components.report_download import KEY
+
+    ids, stem, pdf, csv_bytes = at.session_state[f"{KEY}.built"]
+    assert ids == ("cgt-1", "cgt-2", "cgt-3") and stem == "review-report-20251124-1601"
+    assert csv_bytes.startswith(b"\xef\xbb\xbf") and len(from_csv(csv_bytes)) == 5
+    assert re.findall(r"^(v\d) · ", pdf_text(pdf), flags=re.MULTILINE) == ["v1", "v2", "v3"]
+    at.session_state["ids"] = ["cgt-2"]  # another selection: prepare again
+    at.run()
+    assert not at.get("download_button")
+
+
+def test_the_cli_writes_both_files_from_the_dashboards_journal(tmp_path):
+    import argparse
+
+    from dailies import cli_report
+
+    journal = Journal(tmp_path / "data" / "dashboard" / "journal.sqlite3", database_url="", storage="")
+    ana = journal.scoped(Scope.of_project(BASE, "studio", author="Ana"))
+    ana.record_submission(submission("cgt-7", "a paper boat"))
+    ana.add_comment("cgt-7", "nice wake", timecode=1.5, at=T0)
+    journal.close()
+    parser = argparse.ArgumentParser()
+    cli_report.register(parser.add_subparsers(dest="command"), tmp_path / "data")
+    args = parser.parse_args(["report", "--task", "cgt-7", "--pdf", str(tmp_path / "r.pdf"), "--csv",
+                              str(tmp_path / "r.csv"), "--database-url", "", "--storage", ""])
+    assert args.func(args) == 0
+    text = pdf_text((tmp_path / "r.pdf").read_bytes())
+    assert "v1 · cgt-7" in text and "[00:01.50]" in text and "nice wake" in text and "a paper boat" in text
+    rows = from_csv((tmp_path / "r.csv").read_bytes())
+    assert [(r["task_id"], r["comment"], r["timecode"]) for r in rows] == [("cgt-7", "nice wake", "00:01.50")]

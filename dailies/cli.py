@@ -21,7 +21,7 @@ import sys
 import threading
 from pathlib import Path
 
-from . import cli_client, cli_money, cli_reel, cli_share, cli_team
+from . import cli_client, cli_money, cli_reel, cli_report, cli_share, cli_team
 from .api_keys import mask as mask_key
 
 DEFAULT_DATA_DIR = Path(os.environ.get("DAILIES_DATA_DIR", ".dailies"))
@@ -169,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_team.register_worker(sub, default_workers(), DEFAULT_DATA_DIR)
     cli_money.register(sub, DEFAULT_DATA_DIR)
+    cli_report.register(sub, DEFAULT_DATA_DIR)
     cli_share.register(sub, DEFAULT_DATA_DIR)
     cli_reel.register(sub, DEFAULT_DATA_DIR)
     cli_team.register_upstream(sub, DEFAULT_DATA_DIR)

@@ -1,0 +1,161 @@
+"""Make a reel on the Review page: the versions the person picks (the approved ones by default), in the order
+they set, one after another in one MP4 (dailies.reel), with slates and a burn-in if they want them.
+
+`render_reel_maker(results, journal, client, now)` draws it. Each version's video is its kept copy, else
+its live link (downloaded to a temporary folder); a version with neither is named and the reel is not
+made. The reel is kept on this machine in `reels_dir(journal)` (data dir/dashboard/reels/<scope>/), so it
+can be played and downloaded again later in the session and after it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+import streamlit as st
+
+from dailies.cli_reel import version_label
+from dailies.client import DailiesError
+from dailies.journal import STATUS_LABELS, Journal
+from dailies.journal.statuses import APPROVED
+from dailies.reel import DEFAULT_FPS, ReelShot, make_reel, parse_size, slate_lines
+
+from . import player
+from .review_card import short_id
+from .review_data import Result
+
+PICKED_KEY = "reel.picked"
+ORDER_KEY = "reel.order"
+SLATES_KEY = "reel.slates"
+BURN_IN_KEY = "reel.burn_in"
+SIZE_KEY = "reel.size"
+FPS_KEY = "reel.fps"
+LAST_KEY = "reel.last"
+SIZES = ("1280x720", "1920x1080", "854x480", "720x1280")
+FRAME_RATES = (24, 25, 30)
+EARLIER_SHOWN = 10
+
+
+def reels_dir(journal: Journal) -> Path:
+    """Where this view's reels are kept: beside the journal, in a folder of the scope's own."""
+    root = journal.path.parent / "reels"
+    return root / journal.scope.folder if journal.scope is not None else root
+
+
+def _label(result: Result) -> str:
+    status = STATUS_LABELS.get(result.status_name, result.status_name)
+    prompt = result.prompt[:40] or "prompt unknown"
+    return f"{short_id(result.task_id)} · {status} · {prompt}"
+
+
+def default_picks(results: Sequence[Result]) -> list[str]:
+    """The approved versions, oldest first (the order they were made in)."""
+    approved = [r for r in results if r.status_name == APPROVED]
+    return [r.task_id for r in sorted(approved, key=lambda r: r.created_at)]
+
+
+def ordered(picked: list[str], order: dict[str, float]) -> list[str]:
+    """The picked ids sorted by the person's order numbers; ties and blanks keep the picking order."""
+    position = {task_id: index for index, task_id in enumerate(picked)}
+    return sorted(picked, key=lambda t: (order.get(t, position[t] + 1), position[t]))
+
+
+def _order_editor(picked: list[str], by_id: dict[str, Result]) -> list[str]:
+    """A table of the picked versions with an editable Order column; the reel's order."""
+    rows = [{"Order": index, "Version": _label(by_id[task_id]), "Task": task_id}
+            for index, task_id in enumerate(picked, 1)]
+    edited = st.data_editor(
+        rows, key=f"{ORDER_KEY}.{'|'.join(picked)}", hide_index=True, width="stretch", disabled=["Version", "Task"],
+        column_config={"Order": st.column_config.NumberColumn("Order", min_value=1, step=1,
+                                                              help="Lower plays first; change it to reorder"),
+                       "Task": None})
+    order = {row["Task"]: float(row["Order"]) for row in edited if row.get("Order") is not None}
+    return ordered(picked, order)
+
+
+def _sources(results: list[Result], journal: Journal, client, now: float, folder: Path, bar) -> list[ReelShot]:
+    """The reel's shots: each version's kept copy, else its live link downloaded into `folder`."""
+    shots: list[ReelShot] = []
+    missing: list[str] = []
+    for index, result in enumerate(results):
+        choice = player.choose(result.record, result.kept, now, on_service=result.listed)
+        path = choice.path
+        if path is None and choice.url and client is not None:
+            path = folder / f"{index:03d}.mp4"
+            bar.progress(0.0, text=f"Fetching {short_id(result.task_id)} ({index + 1} of {len(results)})…")
+            client.download(choice.url, path)
+        if path is None:
+            missing.append(f"{short_id(result.task_id)}: {choice.reason or 'no video'}")
+            continue
+        lines = slate_lines(version_label(journal, result.task_id),
+                            STATUS_LABELS.get(result.status_name), result.prompt, result.created_at or None)
+        shots.append(ReelShot(path, short_id(result.task_id), lines))
+    if missing:
+        raise ValueError("No video to put in the reel for " + "; ".join(missing))
+    return shots
+
+
+def make(results: list[Result], journal: Journal, client, now: float, *, slates: bool, burn_in: bool,
+         size: tuple[int, int], fps: int, bar) -> Path:
+    """Render the reel of `results` in that order into reels_dir(journal); its path."""
+    out = reels_dir(journal) / f"reel-{datetime.now():%Y%m%d-%H%M%S}.mp4"
+    while out.exists():  # two reels in one second
+        out = out.with_name(out.stem + "-1.mp4")
+    with tempfile.TemporaryDirectory(prefix="dailies-reel-") as folder:
+        shots = _sources(results, journal, client, now, Path(folder), bar)
+        make_reel(shots, out, size=size, fps=fps, slates=slates, burn_in=burn_in,
+                  progress=lambda f: bar.progress(min(f, 1.0), text=f"Rendering the reel: {f * 100:.0f}%"))
+    return out
+
+
+def _show(path: Path) -> None:
+    st.video(str(path))
+    with path.open("rb") as file:
+        st.download_button("⬇️ Download the reel", data=file.read(), file_name=path.name, mime="video/mp4",
+                           key=f"reel.download.{path.name}")
+    st.caption(f"Kept as `{path}` ({path.stat().st_size / 1_000_000:.1f} MB)")
+
+
+def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: float) -> None:
+    """The reel maker: pick versions (approved by default), order them, choose slates and burn-in,
+    make the reel with a progress bar, then play and download it."""
+    by_id = {r.task_id: r for r in results}
+    picks = [t for t in st.session_state.get(PICKED_KEY, default_picks(results)) if t in by_id]
+    st.session_state[PICKED_KEY] = picks
+    picked = st.multiselect("Versions in the reel", list(by_id), key=PICKED_KEY, format_func=lambda t: _label(by_id[t]),
+                            help="The approved versions are picked at first; the order you pick them in is the "
+                                 "reel's order, and the table below changes it.")
+    order = _order_editor(picked, by_id) if len(picked) > 1 else picked
+    left, middle, right, far = st.columns(4)
+    slates = left.toggle("Slates", value=True, key=SLATES_KEY,
+                         help="A 1.5 s card before each shot: shot, version, status, prompt excerpt, date")
+    burn_in = middle.toggle("Burn-in", value=False, key=BURN_IN_KEY, help="Shot name and timecode on every frame")
+    size_text = right.selectbox("Frame size", SIZES, key=SIZE_KEY,
+                                help="Every shot is letterboxed into it, never stretched")
+    fps = far.selectbox("Frame rate", FRAME_RATES, index=FRAME_RATES.index(DEFAULT_FPS), key=FPS_KEY)
+    if st.button("🎬 Make reel", key="reel.make", disabled=not order, type="primary"):
+        bar = st.progress(0.0, text="Starting…")
+        try:
+            path = make([by_id[t] for t in order], journal, client, now, slates=slates, burn_in=burn_in,
+                        size=parse_size(size_text), fps=int(fps), bar=bar)
+        except (ValueError, DailiesError, OSError) as exc:
+            bar.empty()
+            st.error(f"Could not make the reel: {exc}")
+        else:
+            bar.empty()
+            st.session_state[LAST_KEY] = str(path)
+            st.success(f"Made a reel of {len(order)} shot(s) at {time.strftime('%H:%M:%S')}")
+    last = st.session_state.get(LAST_KEY)
+    if last and Path(last).is_file():
+        _show(Path(last))
+    earlier = sorted(reels_dir(journal).glob("reel-*.mp4"), reverse=True) if reels_dir(journal).is_dir() else []
+    earlier = [p for p in earlier if str(p) != last][:EARLIER_SHOWN]
+    if earlier:
+        with st.expander(f"Earlier reels ({len(earlier)})"):
+            chosen = st.selectbox("Reel", [None, *earlier], key="reel.earlier",
+                                  format_func=lambda p: "Pick one to play and download" if p is None else p.name)
+            if chosen is not None:
+                _show(chosen)

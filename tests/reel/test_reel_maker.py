@@ -1,0 +1,79 @@
+"""The Review page's reel maker in a page of its own: the approved versions are picked, the reel is made
+from their kept copies in the order set, kept beside the journal, played and offered for download."""
+
+from __future__ import annotations
+
+import av
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dailies.journal import Journal
+from dailies.spec.results import VIDEO_NAME
+
+from .clips import make_clip
+
+IDS = ["cgt-20261125000001-aaaa1", "cgt-20261125000002-bbbb2", "cgt-20261125000003-cccc3"]
+
+
+def reel_page():
+    import os
+    import time
+    from pathlib import Path
+
+    from components.reel_maker import render_reel_maker
+    from components.review_data import Result
+    from dailies.journal import Journal
+
+    journal = Journal(Path(os.environ["REEL_TEST_JOURNAL"]))
+    ids = os.environ["REEL_TEST_IDS"].split(",")
+    statuses = journal.statuses(ids)
+    results = [Result(t, None, status=statuses.get(t), kept=journal.kept(t), listed=False) for t in ids]
+    render_reel_maker(results, journal, None, time.time())
+
+
+@pytest.fixture
+def page(tmp_path, monkeypatch):
+    journal_path = tmp_path / "dashboard" / "journal.sqlite3"
+    journal = Journal(journal_path, database_url="", storage="")
+    colours = [(220, 30, 30), (30, 200, 30), (30, 30, 220)]
+    for task_id, colour, size in zip(IDS, colours, [(320, 180), (240, 320), (200, 200)], strict=True):
+        path = journal.keep_path(task_id, VIDEO_NAME)
+        path.parent.mkdir(parents=True)
+        make_clip(path, size, 24, 1.0, colour, 48000)
+        journal.mark_kept(task_id, VIDEO_NAME, path)
+    journal.set_status(IDS[0], "approved")
+    journal.set_status(IDS[2], "approved")
+    journal.set_status(IDS[1], "rejected")
+    journal.close()
+    monkeypatch.setenv("REEL_TEST_JOURNAL", str(journal_path))
+    monkeypatch.setenv("REEL_TEST_IDS", ",".join(IDS))
+    monkeypatch.delenv("DAILIES_DATABASE_URL", raising=False)
+    monkeypatch.delenv("DAILIES_STORAGE", raising=False)
+    return tmp_path
+
+
+def test_make_a_reel_of_the_approved_versions(page):
+    at = AppTest.from_function(reel_page, default_timeout=60).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.multiselect(key="reel.picked").value == [IDS[0], IDS[2]]  # the approved ones, oldest first
+    at.selectbox(key="reel.size").set_value("854x480")
+    at.toggle(key="reel.burn_in").set_value(True)
+    at.button(key="reel.make").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    reels = list((page / "dashboard" / "reels").glob("reel-*.mp4"))
+    assert len(reels) == 1
+    with av.open(str(reels[0])) as container:
+        stream = container.streams.video[0]
+        assert (stream.width, stream.height) == (854, 480)
+        assert abs(stream.frames / 24 - (2 * 1.0 + 2 * 1.5)) <= 1 / 24
+    assert at.success and "2 shot(s)" in at.success[0].value
+    assert any(b.label == "⬇️ Download the reel" for b in at.get("download_button"))
+
+
+def test_order_numbers_set_the_order_ties_keep_the_picking_order():
+    from components.reel_maker import ordered
+
+    assert ordered(["a", "b", "c"], {"a": 3, "b": 1, "c": 2}) == ["b", "c", "a"]
+    assert ordered(["a", "b", "c"], {"a": 1, "b": 1, "c": 1}) == ["a", "b", "c"]
+    assert ordered(["a", "b", "c"], {"c": 0}) == ["c", "a", "b"]

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from dailies.cli_reel import version_label
 from dailies.client import DailiesError
 from dailies.journal import STATUS_LABELS, Journal
 from dailies.journal.statuses import APPROVED
@@ -25,7 +24,7 @@ from dailies.reel import DEFAULT_FPS, ReelShot, make_reel, parse_size, slate_lin
 
 from . import player
 from .review_card import short_id
-from .review_data import Result
+from .review_data import Result, shots_of
 
 PICKED_KEY = "reel.picked"
 ORDER_KEY = "reel.order"
@@ -76,7 +75,8 @@ def _order_editor(picked: list[str], by_id: dict[str, Result]) -> list[str]:
     return ordered(picked, order)
 
 
-def _sources(results: list[Result], journal: Journal, client, now: float, folder: Path, bar) -> list[ReelShot]:
+def _sources(results: list[Result], versions: dict[str, str], client, now: float, folder: Path,
+             bar) -> list[ReelShot]:
     """The reel's shots: each version's kept copy, else its live link downloaded into `folder`."""
     shots: list[ReelShot] = []
     missing: list[str] = []
@@ -90,7 +90,7 @@ def _sources(results: list[Result], journal: Journal, client, now: float, folder
         if path is None:
             missing.append(f"{short_id(result.task_id)}: {choice.reason or 'no video'}")
             continue
-        lines = slate_lines(version_label(journal, result.task_id),
+        lines = slate_lines(versions.get(result.task_id),
                             STATUS_LABELS.get(result.status_name), result.prompt, result.created_at or None)
         shots.append(ReelShot(path, short_id(result.task_id), lines))
     if missing:
@@ -98,14 +98,22 @@ def _sources(results: list[Result], journal: Journal, client, now: float, folder
     return shots
 
 
+def version_labels(journal: Journal, results: Sequence[Result]) -> dict[str, str]:
+    """"v2" of each version, numbered within its shot as the Review page numbers them."""
+    return {r.task_id: f"v{shot.number_of(r.task_id)}" for shot in shots_of(journal, list(results))
+            for r in shot.versions}
+
+
 def make(results: list[Result], journal: Journal, client, now: float, *, slates: bool, burn_in: bool,
-         size: tuple[int, int], fps: int, bar) -> Path:
-    """Render the reel of `results` in that order into reels_dir(journal); its path."""
+         size: tuple[int, int], fps: int, bar, versions: dict[str, str] | None = None) -> Path:
+    """Render the reel of `results` in that order into reels_dir(journal); its path. `versions`: each
+    task's version label for its slate (default: numbered among `results`)."""
+    versions = version_labels(journal, results) if versions is None else versions
     out = reels_dir(journal) / f"reel-{datetime.now():%Y%m%d-%H%M%S}.mp4"
     while out.exists():  # two reels in one second
         out = out.with_name(out.stem + "-1.mp4")
     with tempfile.TemporaryDirectory(prefix="dailies-reel-") as folder:
-        shots = _sources(results, journal, client, now, Path(folder), bar)
+        shots = _sources(results, versions, client, now, Path(folder), bar)
         make_reel(shots, out, size=size, fps=fps, slates=slates, burn_in=burn_in,
                   progress=lambda f: bar.progress(min(f, 1.0), text=f"Rendering the reel: {f * 100:.0f}%"))
     return out
@@ -140,7 +148,7 @@ def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: 
         bar = st.progress(0.0, text="Starting…")
         try:
             path = make([by_id[t] for t in order], journal, client, now, slates=slates, burn_in=burn_in,
-                        size=parse_size(size_text), fps=int(fps), bar=bar)
+                        size=parse_size(size_text), fps=int(fps), bar=bar, versions=version_labels(journal, results))
         except (ValueError, DailiesError, OSError) as exc:
             bar.empty()
             st.error(f"Could not make the reel: {exc}")

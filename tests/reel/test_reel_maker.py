@@ -77,3 +77,14 @@ def test_order_numbers_set_the_order_ties_keep_the_picking_order():
     assert ordered(["a", "b", "c"], {"a": 3, "b": 1, "c": 2}) == ["b", "c", "a"]
     assert ordered(["a", "b", "c"], {"a": 1, "b": 1, "c": 1}) == ["a", "b", "c"]
     assert ordered(["a", "b", "c"], {"c": 0}) == ["c", "a", "b"]
+
+
+def test_slates_number_versions_as_the_review_page_does(page):
+    from components.reel_maker import version_labels
+    from components.review_data import Result
+
+    journal = Journal(page / "dashboard" / "journal.sqlite3", database_url="", storage="")
+    journal.link_version(IDS[2], IDS[0], "rerun")
+    results = [Result(t, None, kept=journal.kept(t), listed=False) for t in IDS]
+    assert version_labels(journal, results) == {IDS[0]: "v1", IDS[1]: "v1", IDS[2]: "v2"}
+    journal.close()

@@ -3,7 +3,8 @@
 Order of precedence:
 1. what the person saved on the Settings page;
 2. what they saved earlier in this browser (`remembered_keys`: a cookie token the server maps to
-   the key), restored when a session opens, so a reload, a deep link or a new tab keeps it;
+   the key), restored when a session opens, so a reload, a deep link or a new tab keeps it; where
+   sign-in is set up (`signin`: `st.login`), what the signed-in user saved, in any browser, instead;
 3. `ARK_BASE_URL` / `ARK_API_KEY` of the dashboard's environment (`dailies up` sets them for the
    local service). In team mode (`DAILIES_DASHBOARD_TEAM=1`, `dailies dashboard --team`) the
    dashboard is shared and has no key of its own: `ARK_API_KEY` is ignored, every visitor brings
@@ -27,7 +28,7 @@ from dailies.client import BASE_URL_ENV, Client, base_url_problem, environment_d
 from dailies.journal import Journal, Scope
 from dailies.launcher import team_mode_in
 
-from . import browser_cookie, identity, pages
+from . import browser_cookie, identity, pages, signin
 from .remembered_keys import FILE_NAME as REMEMBERED_KEYS_FILE
 from .remembered_keys import MAX_AGE_S, RememberedKeys
 
@@ -35,6 +36,7 @@ BASE_URL_KEY = "settings.base_url"
 API_KEY_KEY = "settings.api_key"
 TOKEN_KEY = "connection.browser_token"  # this browser's remembered-key token, once known
 RESTORED_KEY = "connection.restored"  # the cookie has been looked at in this session
+USER_SAVED_KEY = "connection.user_saved"  # the signed-in user has a key saved with them
 # Session state that belongs to the connection rather than to the pages: kept when it changes.
 _CONNECTION_PREFIXES = ("settings.", "connection.")
 
@@ -96,17 +98,34 @@ def remembered_store() -> RememberedKeys:
     return _remembered_store(str((data_dir() / "dashboard" / REMEMBERED_KEYS_FILE).resolve()))
 
 
+@st.cache_resource(show_spinner=False)
+def _user_store(path: str) -> signin.UserKeys:
+    return signin.UserKeys(Path(path))
+
+
+def user_store() -> signin.UserKeys:
+    return _user_store(str((data_dir() / "dashboard" / signin.FILE_NAME).resolve()))
+
+
 def _restore_remembered() -> None:
-    """Once per session: take the connection this browser saved earlier, if its cookie maps to one."""
+    """Once per session: take the connection this browser saved earlier, if its cookie maps to one
+    (where sign-in is set up: the one the signed-in user saved, whichever browser they saved it in)."""
     if st.session_state.get(RESTORED_KEY):
         return
     st.session_state[RESTORED_KEY] = True
-    store = remembered_store()
-    token = browser_cookie.read(store.cookie_name)
-    found = store.lookup(token)
-    if found is None:
-        return
-    st.session_state[TOKEN_KEY] = token
+    if signin.configured():
+        user = signin.current_user()
+        found = user_store().lookup_user(user) if user is not None else None
+        if found is None:
+            return
+        st.session_state[USER_SAVED_KEY] = True
+    else:
+        store = remembered_store()
+        token = browser_cookie.read(store.cookie_name)
+        found = store.lookup(token)
+        if found is None:
+            return
+        st.session_state[TOKEN_KEY] = token
     if found.base_url and base_url_problem(found.base_url) is None:
         st.session_state.setdefault(BASE_URL_KEY, found.base_url)
     if found.api_key:
@@ -114,7 +133,7 @@ def _restore_remembered() -> None:
 
 
 def is_remembered() -> bool:
-    return bool(st.session_state.get(TOKEN_KEY))
+    return bool(st.session_state.get(TOKEN_KEY) or st.session_state.get(USER_SAVED_KEY))
 
 
 # ---------- the connection ----------
@@ -164,6 +183,12 @@ def save(base_url: str, api_key: str | None) -> str | None:
     st.session_state[BASE_URL_KEY] = normalize_base_url(base_url)
     if api_key:
         st.session_state[API_KEY_KEY] = api_key
+    user = signin.current_user()
+    if user is not None:  # kept with the signed-in user, for any browser they sign in from; no cookie
+        user_store().save(user, st.session_state[BASE_URL_KEY], st.session_state.get(API_KEY_KEY, ""))
+        st.session_state[USER_SAVED_KEY] = True
+        _start_afresh_if_changed(before)
+        return None
     store = remembered_store()
     store.forget(st.session_state.get(TOKEN_KEY))  # a fresh token for every save: the old one is dead
     token = store.remember(st.session_state[BASE_URL_KEY], st.session_state.get(API_KEY_KEY, ""))
@@ -176,9 +201,14 @@ def save(base_url: str, api_key: str | None) -> str | None:
 def forget() -> None:
     """Drop what this browser saved (here and on the server): back to the dashboard's default."""
     before = current()
-    store = remembered_store()
-    store.forget(st.session_state.pop(TOKEN_KEY, None))
-    browser_cookie.expire(store.cookie_name)
+    user = signin.current_user()
+    if user is not None:
+        user_store().forget_user(user)
+        st.session_state.pop(USER_SAVED_KEY, None)
+    else:
+        store = remembered_store()
+        store.forget(st.session_state.pop(TOKEN_KEY, None))
+        browser_cookie.expire(store.cookie_name)
     st.session_state.pop(BASE_URL_KEY, None)
     st.session_state.pop(API_KEY_KEY, None)
     _start_afresh_if_changed(before)
@@ -228,8 +258,9 @@ def _settings_link() -> None:
 
 def no_key_message() -> str:
     if team_mode():
-        return ("No API key yet. This dashboard is shared: open **Settings** and enter your own key. "
-                "It is remembered in this browser only, until you forget it.")
+        kept = ("It is kept with your sign-in, in any browser, until you forget it." if signin.current_user()
+                else "It is remembered in this browser only, until you forget it.")
+        return f"No API key yet. This dashboard is shared: open **Settings** and enter your own key. {kept}"
     return ("No API key yet. Open **Settings** to enter the service address and key, or start "
             "everything with `dailies up`, which hands the dashboard a local key.")
 
@@ -267,4 +298,4 @@ def journal() -> Journal:
     by its members), elsewhere their key's (components/identity.py)."""
     conn = current()
     who = identity.identity(client(), conn.cache_id) if conn.usable else None
-    return identity.journal_for(shared_journal(), conn.journal_scope, who)
+    return identity.journal_for(shared_journal(), conn.journal_scope, who, fallback_name=signin.display_name())

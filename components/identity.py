@@ -56,12 +56,13 @@ def set_display_name(key_journal: Journal, name: str) -> None:
     key_journal.set_preference(DISPLAY_NAME_PREF, name.strip()[:60])
 
 
-def journal_for(shared: Journal, key_scope: Scope, who: Identity | None) -> Journal:
+def journal_for(shared: Journal, key_scope: Scope, who: Identity | None, fallback_name: str = "") -> Journal:
     """The journal view of this person: the project's scope on a Dailies service (the key's own
-    journal adopted into it the first time), else the key's, named with the display name."""
+    journal adopted into it the first time), else the key's, named with the display name, else
+    `fallback_name` (the signed-in user's name from their sign-in provider: components/signin.py)."""
     key_journal = shared.scoped(key_scope)
     # A key nobody named signs as its fingerprint's start: the same person each time, never the key.
-    given = display_name(key_journal) or f"key {key_scope.key_fingerprint[:8]}"
+    given = display_name(key_journal) or fallback_name.strip()[:60] or f"key {key_scope.key_fingerprint[:8]}"
     if who is None:
         view = shared.scoped(Scope(key_scope.base_url, key_scope.key_fingerprint, key_scope.include_unscoped,
                                    author=given))

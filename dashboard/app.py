@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import gc_tuning, pages
+from components import gc_tuning, pages, signin
 
 st.set_page_config(page_title="Dailies", page_icon="🎬", layout="wide")
+signin.require()  # where sign-in (OIDC) is set up: nothing but a sign-in button until signed in
 st.navigation(pages.navigation_pages()).run()
 gc_tuning.freeze_imported_objects()  # after the page: the modules it imported are in

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import catalogs, connection, identity
+from components import catalogs, connection, identity, signin
 from dailies.client import APIConnectionError, APIStatusError, AuthenticationError, Client, DailiesError
 
 st.header("Settings")
 conn = connection.current()
-if connection.team_mode():
+user = signin.current_user()
+if user is not None:
+    st.info(f"You are signed in as **{user.name or 'unnamed'}**. Your key is kept with your sign-in on this "
+            "dashboard's server: any browser where you sign in has it, nobody else does, until you press "
+            "**Forget this key**. Signing out ends it in this browser.", icon=":material/badge:")
+elif connection.team_mode():
     st.info("This dashboard is shared by a team: it has no key of its own. Enter **your** key below. It is "
             "remembered for this browser only (reloads, links and new tabs keep it; other browsers never get "
             "it) until you press **Forget this key**.", icon=":material/group:")
@@ -28,7 +33,8 @@ if saved:
     if problem:
         st.error(f"Base URL: {problem}. Nothing was saved.")
     else:
-        st.success("Saved, and remembered in this browser: reloads, links and new tabs keep it.")
+        st.success("Saved with your sign-in: any browser where you sign in has it." if user is not None
+                   else "Saved, and remembered in this browser: reloads, links and new tabs keep it.")
         conn = connection.current()
 
 if connection.is_remembered() or st.session_state.get(connection.API_KEY_KEY):
@@ -37,7 +43,8 @@ if connection.is_remembered() or st.session_state.get(connection.API_KEY_KEY):
     if st.button("Forget this key", key="settings.forget", icon=":material/logout:",
                  help=f"Removes the key from this browser and from the dashboard's server; back to {fallback}."):
         connection.forget()
-        st.success(f"Forgotten in this browser and on the server: back to {fallback}.")
+        st.success(f"Forgotten with your sign-in: back to {fallback}." if user is not None
+                   else f"Forgotten in this browser and on the server: back to {fallback}.")
         conn = connection.current()
 
 with status:
@@ -83,7 +90,7 @@ if who is not None:
 if who is None or not who.member:
     own = connection.key_journal()
     st.text_input("Your name", value=identity.display_name(own), key="settings.display_name",
-                  max_chars=60, placeholder="shown on your statuses and comments",
+                  max_chars=60, placeholder=signin.display_name() or "shown on your statuses and comments",
                   on_change=lambda: identity.set_display_name(own, st.session_state["settings.display_name"]),
                   help="This service does not say whose a key is: the name you give here signs your statuses, "
                        "stars and comments. It is remembered with your key.")

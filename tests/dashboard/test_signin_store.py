@@ -1,0 +1,82 @@
+"""The server's side of signed-in users' keys (components/signin.py): a user (issuer + subject) finds
+their connection and nobody else's, the file is 0600 and names nobody, records do not expire, "Forget
+this key" deletes the user's; and without an [auth] section in the secrets sign-in is simply off."""
+
+from __future__ import annotations
+
+import stat
+
+from components import identity, signin
+from components.signin import User, UserKeys
+from dailies.journal import Journal, Scope
+
+BASE = "http://127.0.0.1:8000/api/v3"
+KEY = "team-key-0001-alpha-7f3a9c"
+ISSUER = "https://id.example.com/realms/team"
+ALICE = User(ISSUER, "3f1e0c5a-alice-subject", "Alice Example")
+
+
+def test_a_user_finds_their_connection_and_nobody_else_does(tmp_path):
+    store = UserKeys(tmp_path / "user_keys.json")
+    store.save(ALICE, BASE, KEY)
+    found = store.lookup_user(ALICE)
+    assert (found.base_url, found.api_key) == (BASE, KEY)
+    # The same person renamed by the provider is still the same user; the name plays no part.
+    assert store.lookup_user(User(ISSUER, ALICE.subject, "Alice New Name")).api_key == KEY
+    for stranger in (User(ISSUER, "bob-subject", "Bob"), User("https://other.example.com", ALICE.subject, "Alice")):
+        assert store.lookup_user(stranger) is None
+    store.save(ALICE, BASE, "team-key-0003-alpha-replaced")  # a new save replaces the user's one record
+    assert store.lookup_user(ALICE).api_key == "team-key-0003-alpha-replaced" and len(store) == 1
+
+
+def test_identities_are_hashed_and_the_file_is_private(tmp_path):
+    path = tmp_path / "user_keys.json"
+    store = UserKeys(path)
+    store.save(ALICE, BASE, KEY)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    text = path.read_text()
+    for clear in (ALICE.subject, ISSUER, ALICE.name, "id.example.com"):
+        assert clear not in text
+    assert ALICE.digest in text and len(ALICE.digest) == 64
+    assert User(ISSUER, "other", "").digest != ALICE.digest
+    # Issuer and subject are separated: ("a", "bc") and ("ab", "c") are different people.
+    assert User("a", "bc").digest != User("ab", "c").digest
+    path.chmod(0o644)  # loosened by hand: the next write makes it private again
+    store.save(ALICE, BASE, KEY)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_forget_removes_the_users_record_only(tmp_path):
+    store = UserKeys(tmp_path / "user_keys.json")
+    bob = User(ISSUER, "bob-subject", "Bob")
+    store.save(ALICE, BASE, KEY)
+    store.save(bob, BASE, "team-key-0002-bravo-41d2e8")
+    assert store.forget_user(ALICE) is True
+    assert store.lookup_user(ALICE) is None
+    assert store.lookup_user(bob).api_key == "team-key-0002-bravo-41d2e8"
+    assert store.forget_user(ALICE) is False
+
+
+def test_records_do_not_expire(tmp_path):
+    now = [1_800_000_000.0]
+    store = UserKeys(tmp_path / "user_keys.json", clock=lambda: now[0])
+    store.save(ALICE, BASE, KEY)
+    now[0] += 10 * 365 * 24 * 3600
+    assert store.lookup_user(ALICE).api_key == KEY
+
+
+def test_without_secrets_sign_in_is_off():
+    # The test run has no secrets.toml (nor an [auth] section): no exception, nobody signed in.
+    assert signin.configured() is False
+    assert signin.current_user() is None
+    assert signin.display_name() == ""
+    signin.require()  # does nothing, stops nothing
+
+
+def test_the_providers_name_signs_when_the_person_gave_none(tmp_path):
+    shared = Journal(tmp_path / "journal.sqlite3")
+    scope = Scope.of("https://ark.example.com/api/v3", KEY)
+    assert identity.journal_for(shared, scope, None, fallback_name="Alice Example").scope.author == "Alice Example"
+    assert identity.journal_for(shared, scope, None).scope.author.startswith("key ")
+    identity.set_display_name(shared.scoped(scope), "Ali")  # a name given in Settings comes first
+    assert identity.journal_for(shared, scope, None, fallback_name="Alice Example").scope.author == "Ali"

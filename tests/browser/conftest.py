@@ -55,28 +55,25 @@ def chromium_path() -> str:
 
 
 @contextmanager
-def running_product(data_dir: Path, *flags: str) -> Iterator[Product]:
-    """`dailies up` on free ports with `flags`, until the block ends. Product.api_key is the first
-    key of the data directory (the one `dailies up` hands a single-user dashboard)."""
-    api_port, ui_port = free_port(), free_port()
-    log = open(data_dir / "up.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([sys.executable, "-m", "dailies.cli", "up", "--data-dir", str(data_dir),
-                             "--api-port", str(api_port), "--ui-port", str(ui_port), "--workers", "2", *flags],
-                            stdout=log, stderr=subprocess.STDOUT)
+def running_process(command: list[str], log_path: Path, health_url: str, cwd: Path | None = None,
+                    timeout_s: float = 120) -> Iterator[subprocess.Popen]:
+    """A server child process, until the block ends: started with its output in `log_path`, waited for
+    until `health_url` answers 200 (failing with its log if it dies or does not), then terminated."""
+    log = open(log_path, "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            assert proc.poll() is None, (data_dir / "up.log").read_text()
+            assert proc.poll() is None, log_path.read_text()
             try:
-                if httpx.get(f"http://127.0.0.1:{ui_port}/_stcore/health", timeout=1).status_code == 200:
+                if httpx.get(health_url, timeout=1).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             time.sleep(0.3)
         else:
-            raise RuntimeError("dailies up did not start: " + (data_dir / "up.log").read_text())
-        key = json.loads((data_dir / "keys.json").read_text())["keys"][0]["key"]
-        yield Product(f"http://127.0.0.1:{ui_port}", f"http://127.0.0.1:{api_port}/api/v3", key, data_dir)
+            raise RuntimeError(f"{command[2:4]} did not start: " + log_path.read_text())
+        yield proc
     finally:
         proc.terminate()
         try:
@@ -84,6 +81,18 @@ def running_product(data_dir: Path, *flags: str) -> Iterator[Product]:
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@contextmanager
+def running_product(data_dir: Path, *flags: str) -> Iterator[Product]:
+    """`dailies up` on free ports with `flags`, until the block ends. Product.api_key is the first
+    key of the data directory (the one `dailies up` hands a single-user dashboard)."""
+    api_port, ui_port = free_port(), free_port()
+    with running_process([sys.executable, "-m", "dailies.cli", "up", "--data-dir", str(data_dir), "--api-port",
+                          str(api_port), "--ui-port", str(ui_port), "--workers", "2", *flags],
+                         data_dir / "up.log", f"http://127.0.0.1:{ui_port}/_stcore/health"):
+        key = json.loads((data_dir / "keys.json").read_text())["keys"][0]["key"]
+        yield Product(f"http://127.0.0.1:{ui_port}", f"http://127.0.0.1:{api_port}/api/v3", key, data_dir)
 
 
 @pytest.fixture(scope="package")

@@ -8,21 +8,20 @@ Screenshots go to tests/artifacts/screenshots/review-players*.png.
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import numpy as np
 import pytest
 
 from dailies.generator.encode import Mp4Writer
 
 from ..live_service import free_port
-from .ui import screenshot
+from .conftest import running_process
+from .ui import COMPONENT_QUERY as SHADOW
+from .ui import playing_gaps, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -57,9 +56,6 @@ with right:
                  key="compare", height=220)
 '''
 
-# The components draw in shadow roots (CCv2 isolates their styles): page scripts look inside.
-SHADOW = """const q = (sel) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
-    .flatMap(h => h.shadowRoot ? [...h.shadowRoot.querySelectorAll(sel)] : []);"""
 
 
 def write_clip(path: Path, colour: tuple[int, int, int]) -> None:
@@ -77,32 +73,12 @@ def write_clip(path: Path, colour: tuple[int, int, int]) -> None:
 def running_app(folder: Path) -> Iterator[str]:
     """`streamlit run` of the app in `folder` on a free port, until the block ends; yields its URL."""
     port = free_port()
-    log = open(folder / "streamlit.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(folder / "app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--server.enableStaticServing", "true",
-         "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false", "--", str(port)],
-        cwd=folder, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, (folder / "streamlit.log").read_text()
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        else:
-            raise RuntimeError("streamlit did not start: " + (folder / "streamlit.log").read_text())
+    with running_process(
+            [sys.executable, "-m", "streamlit", "run", str(folder / "app.py"), "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", "--server.enableStaticServing", "true",
+             "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false", "--", str(port)],
+            folder / "streamlit.log", f"http://127.0.0.1:{port}/_stcore/health", cwd=folder, timeout_s=90):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")
@@ -184,13 +160,7 @@ def test_sync_compare_plays_seeks_and_flips_together(page, app_url):
     play.click()
     page.wait_for_function(f"() => {{ {SHADOW} return q('.sc video')[0].currentTime > 1.2; }}")
     # Ten readings of both clocks while they play (one per painted frame), each in one task.
-    gaps = page.evaluate(f"""async () => {{ {SHADOW} const gaps = [];
-        for (let i = 0; i < 10; i++) {{
-            await new Promise(r => requestAnimationFrame(r));
-            const [a, b] = q('.sc video');
-            if (!a.paused) gaps.push(Math.abs(a.currentTime - b.currentTime));
-        }}
-        return gaps; }}""")
+    gaps = playing_gaps(page)
     assert gaps and max(gaps) < 0.1, gaps
     play.click()  # pause
     page.wait_for_function(f"() => {{ {SHADOW} return q('.sc video').every(v => v.paused && !v.seeking); }}")

@@ -23,16 +23,14 @@ from ..cli.running import run
 from .conftest import running_product
 from .test_e2e import submit_one
 from .test_team_sharing import enter_key, new_tab
-from .ui import open_page, pick, screenshot, settle
+from .ui import COMPONENT_QUERY as SHADOW
+from .ui import open_page, pick, playing_gaps, screenshot, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 V2 = "doubao-seedance-2-0-260128"
 PROMPT = "lantern over the river at night"
 EDITED = "lantern over the river at night, brighter"
-# The components draw in shadow roots (CCv2 isolates their styles): page scripts look inside.
-SHADOW = """const q = (sel) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
-    .flatMap(h => h.shadowRoot ? [...h.shadowRoot.querySelectorAll(sel)] : []);"""
 
 
 @pytest.fixture(scope="module")
@@ -132,13 +130,7 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
         bo.wait_for_function(f"() => {{ {SHADOW} return q('.sc video')[0].currentTime > 1.0; }}")
         bo.locator(".sc-seek").fill("0.5")
         bo.wait_for_function(f"() => {{ {SHADOW} return q('.sc video')[0].currentTime > 1.0; }}")
-        gaps = bo.evaluate(f"""async () => {{ {SHADOW} const gaps = [];
-            for (let i = 0; i < 10; i++) {{
-                await new Promise(r => requestAnimationFrame(r));
-                const [a, b] = q('.sc video');
-                if (!a.paused) gaps.push(Math.abs(a.currentTime - b.currentTime));
-            }}
-            return gaps; }}""")
+        gaps = playing_gaps(bo)
         assert gaps and max(gaps) < 0.1, gaps
         screenshot(bo, "together-03-bo-compares-v1-v2")
 

@@ -76,3 +76,20 @@ def set_status(tab, status: str, within=None) -> None:
     (within or tab).get_by_role("combobox", name="Status").first.click()
     tab.get_by_role("option", name=status, exact=True).click()
     settle(tab)
+
+
+# Inside the components' shadow roots only (`q(sel)`): the Review players and the comparison.
+COMPONENT_QUERY = """const q = (sel) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .flatMap(h => h.shadowRoot ? [...h.shadowRoot.querySelectorAll(sel)] : []);"""
+
+
+def playing_gaps(tab, selector: str = ".sc video") -> list[float]:
+    """Ten readings (one per painted frame, each in one task) of how far the second video of a
+    synchronized comparison is from the first, while the first plays."""
+    return tab.evaluate(f"""async (sel) => {{ {COMPONENT_QUERY} const gaps = [];
+        for (let i = 0; i < 10; i++) {{
+            await new Promise(r => requestAnimationFrame(r));
+            const [a, b] = q(sel);
+            if (!a.paused) gaps.push(Math.abs(a.currentTime - b.currentTime));
+        }}
+        return gaps; }}""", selector)

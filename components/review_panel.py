@@ -21,6 +21,7 @@ from dailies.client import Client
 from dailies.journal import STATUS_LABELS, Journal
 
 from . import connection, data, player
+from .reel_maker import render_reel_maker
 from .review_card import (
     COMPARE_KEY,
     FILTERED_KEY,
@@ -44,6 +45,7 @@ MEMBER_KEY = "review.member"
 BATCH_KEY = "review.batch"
 PAGE_KEY = "review.page"
 REFRESH_KEY = "review.refresh"
+REEL_KEY = "review.reel_open"
 FRESH_KEY = "review._fresh"  # the Refresh button was pressed: this run lists anew
 CARDS_PER_ROW = 3
 CARDS_PER_PAGE = 12
@@ -165,6 +167,13 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
             for t in chosen:
                 fill_from_service(by_id[t], client, cache_id)
             compare([by_id[t] for t in chosen], now)
+
+    # Tools on what the filters show (every version of those shots), drawn only while opened.
+    in_view = [version for shot in shown for version in shot.versions]
+    reel = st.expander("🎬 Reel of approved shots", key=REEL_KEY, on_change="rerun")
+    if reel.open:
+        with reel:
+            render_reel_maker(in_view, journal, client, now)
 
     if not shown:
         st.info("No shots match." if results else

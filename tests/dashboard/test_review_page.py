@@ -366,3 +366,14 @@ def test_kept_result_stays_after_its_task_is_deleted_and_the_service_stops(env, 
     at = open_review()
     assert cards(at) == [task_id]
     assert any("Could not list" in w.value for w in at.warning)
+
+
+def test_the_reel_maker_opens_from_review_with_the_approved_versions(env, results):
+    member(env, "Bo").set_status(results[1], "approved")
+    at = open_review()
+    assert [m.key for m in at.multiselect] == [review_panel.COMPARE_KEY]  # closed: the reel maker is not drawn
+    at.session_state[review_panel.REEL_KEY] = True  # as opening the expander does
+    at.run()
+    assert not at.exception
+    picked = [m for m in at.multiselect if m.key != review_panel.COMPARE_KEY]
+    assert [m.value for m in picked] == [[results[1]]]  # the approved version, picked at first

@@ -22,6 +22,7 @@ from dailies.journal import STATUS_LABELS, Journal
 
 from . import connection, data, player
 from .reel_maker import render_reel_maker
+from .report_download import render_report_buttons
 from .review_card import (
     COMPARE_KEY,
     FILTERED_KEY,
@@ -46,6 +47,7 @@ BATCH_KEY = "review.batch"
 PAGE_KEY = "review.page"
 REFRESH_KEY = "review.refresh"
 REEL_KEY = "review.reel_open"
+REPORT_KEY = "review.report_open"
 FRESH_KEY = "review._fresh"  # the Refresh button was pressed: this run lists anew
 CARDS_PER_ROW = 3
 CARDS_PER_PAGE = 12
@@ -174,6 +176,11 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     if reel.open:
         with reel:
             render_reel_maker(in_view, journal, client, now)
+    report = st.expander(f"📄 Report of the notes ({len(in_view)} version(s) shown)", key=REPORT_KEY,
+                         on_change="rerun")
+    if report.open:
+        with report:
+            render_report_buttons(in_view, journal, now)
 
     if not shown:
         st.info("No shots match." if results else

@@ -31,7 +31,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit import runtime
 
-from .timecodes import format_timecode
+from dailies.timecodes import format_timecode
 
 __all__ = ["PlayerState", "format_timecode", "playable_url", "timecode_player"]
 
@@ -70,7 +70,7 @@ _CSS = """
 # The renderer runs on mount and again each time `data` changes, on the same DOM (CCv2 rebuilds the
 # HTML only when the HTML itself changes) and without calling the previous cleanup: so listeners are
 # added once per root element (remembered in a WeakMap) and each call only applies the new data.
-# `fmt` must format exactly as components/timecodes.format_timecode (half up to the hundredth).
+# `fmt` must format exactly as dailies/timecodes.format_timecode (half up to the hundredth).
 _JS = r"""
 const mounts = new WeakMap();
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .journal import STATUS_LABELS, average, thread
 from .journal.statuses import PENDING
+from .timecodes import format_timecode
 
 if TYPE_CHECKING:
     from .journal import Journal, KeptFile
@@ -73,15 +73,6 @@ class ReportEntry:
 
 
 # ---------- formatting ----------
-
-
-def format_timecode(seconds: float) -> str:
-    """'mm:ss.cc', rounded half up to the hundredth: the dashboard's format (components/timecodes.py,
-    which dailies may not import)."""
-    hundredths = math.floor(seconds * 100 + 0.5)
-    minutes, rest = divmod(hundredths, 6000)
-    whole, cents = divmod(rest, 100)
-    return f"{minutes:02d}:{whole:02d}.{cents:02d}"
 
 
 def iso(at: float | None) -> str:

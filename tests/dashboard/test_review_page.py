@@ -377,3 +377,14 @@ def test_the_reel_maker_opens_from_review_with_the_approved_versions(env, result
     assert not at.exception
     picked = [m for m in at.multiselect if m.key != review_panel.COMPARE_KEY]
     assert [m.value for m in picked] == [[results[1]]]  # the approved version, picked at first
+
+
+def test_a_report_of_the_notes_of_the_versions_shown(env, results):
+    member(env, "Bo").add_comment(results[0], "too dark here", timecode=2.0)
+    at = open_review()
+    at.session_state[review_panel.REPORT_KEY] = True  # as opening the expander does
+    at.run()
+    at.button(key="review.report.prepare").click().run()
+    assert not at.exception
+    labels = sorted(b.proto.label for b in at.get("download_button"))
+    assert labels == ["Report (CSV)", "Report (PDF)"]  # their content: tests/dashboard/test_review_report.py

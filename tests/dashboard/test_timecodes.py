@@ -1,4 +1,4 @@
-"""Timecodes of review comments: 'mm:ss.cc' formatted and parsed (components/timecodes.py)."""
+"""Timecodes of review comments: 'mm:ss.cc' formatted and parsed (dailies/timecodes.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from components.timecodes import format_timecode, parse_timecode
+from dailies.timecodes import format_timecode, parse_timecode
 
 
 @pytest.mark.parametrize(("seconds", "shown"), [

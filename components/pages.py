@@ -8,8 +8,10 @@ page's address, and a switch tells its caller it did not happen, so the caller c
 
 from __future__ import annotations
 
+import runpy
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -40,10 +42,27 @@ TASKS = DashboardPage("views/tasks.py", "Tasks", ":material/view_list:", "tasks"
 REVIEW = DashboardPage("views/review.py", "Review", ":material/star:", "review")
 SETTINGS = DashboardPage("views/settings.py", "Settings", ":material/settings:", "settings")
 ALL = (COMPOSE, TASKS, REVIEW, SETTINGS)
+# A share link's guest review (views/guest.py): the only page of an address with `?share=`, none otherwise.
+GUEST = DashboardPage("views/guest.py", "Shared review", ":material/share:", "guest")
+SHARE_PARAM = "share"
+
+
+def is_guest_request() -> bool:
+    """The address is a share link's: this session is a guest's and sees the guest page alone."""
+    return SHARE_PARAM in st.query_params
+
+
+def _guest_at_root() -> None:
+    runpy.run_path(str(Path(__file__).resolve().parents[1] / "dashboard" / GUEST.script), run_name="__main__")
 
 
 def navigation_pages() -> list[st.Page]:
-    """The router's pages, in the sidebar's order."""
+    """The router's pages, in the sidebar's order; a share link's address gets the guest page alone."""
+    if is_guest_request():
+        # The guest page at /guest; the app's root (the default page, which every unknown address
+        # falls back to) shows it too, so no address with `?share=` reaches another page.
+        return [st.Page(_guest_at_root, title=GUEST.title, icon=GUEST.icon, default=True),
+                st.Page(GUEST.script, title=GUEST.title, icon=GUEST.icon, url_path=GUEST.url_path)]
     return [st.Page(page.script, title=page.title, icon=page.icon, default=page.is_default,
                     url_path=None if page.is_default else page.url_path) for page in ALL]
 

@@ -51,6 +51,7 @@ from .records import RecordsMixin
 from .reviews import VERDICTS, Review, ReviewsMixin
 from .schema import POSTGRES_PREFIX, SCHEMA_VERSION, UNSCOPED
 from .scope import Scope
+from .shares import Share, ShareRefused, SharesMixin
 from .shots import ShotLink, ShotsMixin, group_versions
 from .statuses import STATUS_LABELS, STATUSES, StatusChange, average
 from .submissions import InputRef, Submission, SubmissionsMixin
@@ -77,12 +78,14 @@ __all__ = [
     "KeptFile",
     "Review",
     "Scope",
+    "Share",
+    "ShareRefused",
     "Submission",
 ]
 
 
 class Journal(SubmissionsMixin, StoredInputsMixin, RecordsMixin, ReviewsMixin, KeptFilesMixin, PreferencesMixin,
-              AdoptMixin, ShotsMixin):
+              AdoptMixin, ShotsMixin, SharesMixin):
     """A view of the journal: one scope's rows (`scoped`), or every scope's (the constructor).
 
     `database_url` and `storage` default to DAILIES_DATABASE_URL and DAILIES_STORAGE; "" (or

@@ -89,6 +89,14 @@ def _define(prefix: str, postgres: bool) -> tuple[MetaData, dict[str, Table], Se
         "shots": table("shots", ("scope", "task_id"), required("task_id"), required("shot_id"),
                        Column("parent_id", String), required("how"), required("created_at", Double),
                        indexes=[("shot", "shot_id")]),
+        # Share links (shares.py): one row per share, found by its token's SHA-256 (the token is never stored).
+        "shares": table("shares", ("id",), required("id"), required("token_hash"), required("scope_base_url"),
+                        required("scope_key"), required("task_ids", Text), required("prompts", Text),
+                        required("created_by"), required("created_at", Double), required("expires_at", Double),
+                        Column("passphrase", String), required("allow_comments", Integer),
+                        required("allow_status", Integer), required("hide_prompt", Integer),
+                        Column("revoked_at", Double), required("failed_attempts", Integer),
+                        Column("locked_until", Double), indexes=[("token", "token_hash")]),
     }
     return metadata, tables, writes
 

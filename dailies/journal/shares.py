@@ -1,0 +1,250 @@
+"""Share links: a guest review of some versions, reachable without a key (issue 25).
+
+A share belongs to the project scope of the person who made it (`_writes_as`: on a Dailies service
+the project's scope, elsewhere the key's). It names the tasks it shows and nothing else; the guest
+page reads and writes through a view of that scope limited to those task ids (`guest_view`).
+
+Security:
+- the link's token is `secrets.token_urlsafe(32)` (256 bits); only its SHA-256 is stored, and a
+  token is found by its hash alone (the short public `id`, used to list and revoke, opens nothing);
+- expiry, revocation and a lock are checked by `open_share` on every request (the guest page calls
+  it on every run), against a clock the caller may give (tests fake it);
+- a passphrase is stored as PBKDF2-SHA256 with a random salt; `MAX_ATTEMPTS` wrong ones in a row lock
+  the share for `LOCK_SECONDS` (counted in the row, so in every dashboard of a team);
+- at creation each shared task must have a kept video copy in the scope: the share plays that copy,
+  so it outlives the service's 24 h result links.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from ..spec.results import VIDEO_NAME
+from .scope import Scope
+from .view import View
+
+MAX_ATTEMPTS = 5
+LOCK_SECONDS = 15 * 60
+MAX_TOKEN_CHARS = 128  # a token is 43 characters; anything much longer is not one
+PBKDF2_ITERATIONS = 200_000
+MAX_GUEST_NAME = 60
+
+
+class ShareRefused(Exception):
+    """Why a token opens nothing: `reason` is 'unknown', 'revoked', 'expired' or 'locked'."""
+
+    def __init__(self, reason: str, until: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.until = until
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _hash_passphrase(passphrase: str, salt: bytes | None = None) -> str:
+    salt = salt if salt is not None else secrets.token_bytes(16)
+    digest = hashlib.pbkdf2_hmac("sha256", passphrase.encode("utf-8"), salt, PBKDF2_ITERATIONS)
+    return f"pbkdf2_sha256${PBKDF2_ITERATIONS}${salt.hex()}${digest.hex()}"
+
+
+def _passphrase_matches(stored: str, passphrase: str) -> bool:
+    try:
+        kind, iterations, salt, digest = stored.split("$")
+    except ValueError:
+        return False
+    if kind != "pbkdf2_sha256":
+        return False
+    found = hashlib.pbkdf2_hmac("sha256", passphrase.encode("utf-8"), bytes.fromhex(salt), int(iterations))
+    return hmac.compare_digest(found.hex(), digest)
+
+
+@dataclass(frozen=True)
+class Share:
+    id: str
+    scope: str  # the scope's name (Scope.name)
+    scope_base_url: str
+    scope_key: str  # Scope.key_fingerprint: `project:<name>` on a Dailies service
+    task_ids: tuple[str, ...]
+    created_by: str
+    created_at: float
+    expires_at: float
+    prompts: dict[str, str] = field(default_factory=dict)  # taken at creation (the guest has no client)
+    has_passphrase: bool = False
+    allow_comments: bool = False
+    allow_status: bool = False
+    hide_prompt: bool = False
+    revoked_at: float | None = None
+    failed_attempts: int = 0
+    locked_until: float | None = None
+
+    def state(self, now: float) -> str:
+        """'revoked', 'expired', 'locked' or 'active'."""
+        if self.revoked_at is not None:
+            return "revoked"
+        if now >= self.expires_at:
+            return "expired"
+        if self.locked_until is not None and now < self.locked_until:
+            return "locked"
+        return "active"
+
+    def scope_of(self, author: str = "") -> Scope:
+        return Scope(self.scope_base_url, self.scope_key, author=author)
+
+
+class SharesMixin(View):
+    """Stands on View; `kept` and `scoped` come from the Journal it is part of."""
+
+    def _share(self, row: Any) -> Share:
+        return Share(row.id, row.scope, row.scope_base_url, row.scope_key, tuple(json.loads(row.task_ids)),
+                     row.created_by, row.created_at, row.expires_at, json.loads(row.prompts or "{}"),
+                     bool(row.passphrase), bool(row.allow_comments), bool(row.allow_status), bool(row.hide_prompt),
+                     row.revoked_at, row.failed_attempts, row.locked_until)
+
+    def create_share(self, task_ids: list[str], expires_in: float, *, passphrase: str | None = None,
+                     allow_comments: bool = False, allow_status: bool = False, hide_prompt: bool = False,
+                     prompts: dict[str, str] | None = None, now: float | None = None) -> tuple[Share, str]:
+        """A new share of these tasks in this view's scope, made by this view's author; (share, token).
+        The token is shown once: only its hash is kept. Each task must have a kept video copy here."""
+        if self._scope is None:
+            raise ValueError("only a scoped view (a project's, or a key's) makes shares")
+        ids = list(dict.fromkeys(t for t in task_ids if t))
+        if not ids:
+            raise ValueError("a share needs at least one task")
+        if not expires_in > 0:
+            raise ValueError("a share expires in a positive time")
+        missing = [t for t in ids if VIDEO_NAME not in self.kept(t)]  # type: ignore[attr-defined]
+        if missing:
+            raise ValueError("no kept copy of " + ", ".join(missing) + ": keep the video first")
+        now = time.time() if now is None else now
+        token = secrets.token_urlsafe(32)
+        share = Share(secrets.token_hex(4), self._writes_as, self._scope.base_url, self._scope.key_fingerprint,
+                      tuple(ids), self.author, now, now + expires_in,
+                      {t: p for t, p in (prompts or {}).items() if t in ids and p},
+                      bool(passphrase), allow_comments, allow_status, hide_prompt)
+        self._write("shares", [{
+            "scope": share.scope, "id": share.id, "token_hash": token_hash(token),
+            "scope_base_url": share.scope_base_url, "scope_key": share.scope_key,
+            "task_ids": json.dumps(list(share.task_ids)), "prompts": json.dumps(share.prompts),
+            "created_by": share.created_by, "created_at": share.created_at, "expires_at": share.expires_at,
+            "passphrase": _hash_passphrase(passphrase) if passphrase else None,
+            "allow_comments": int(allow_comments), "allow_status": int(allow_status), "hide_prompt": int(hide_prompt),
+            "revoked_at": None, "failed_attempts": 0, "locked_until": None}])
+        return share, token
+
+    def shares(self) -> list[Share]:
+        """This view's scope's shares (the unscoped view: every share), newest first."""
+        table = self._table("shares")
+        rows = self._read(select(table).where(self._visible(table)).order_by(table.c.created_at.desc()))
+        return [self._share(r) for r in rows]
+
+    def share(self, share_id: str) -> Share | None:
+        table = self._table("shares")
+        rows = self._read(select(table).where(self._visible(table), table.c.id == share_id))
+        return self._share(rows[0]) if rows else None
+
+    def revoke_share(self, share_id: str, now: float | None = None) -> bool:
+        """Revoke a share of this view's scope (the unscoped view: any); False when there is none such."""
+        table = self._table("shares")
+        with self._store.writer.begin() as conn:
+            done = conn.execute(table.update().where(self._visible(table), table.c.id == share_id,
+                                                     table.c.revoked_at.is_(None))
+                                .values(revoked_at=time.time() if now is None else now)).rowcount
+        return bool(done)
+
+    def open_share(self, token: str, now: float | None = None) -> Share:
+        """The share this token opens, now: ShareRefused when none does (unknown, revoked, expired,
+        locked). Looked up by the token's hash only, whatever the view's scope."""
+        now = time.time() if now is None else now
+        if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
+            raise ShareRefused("unknown")
+        table = self._table("shares")
+        rows = self._read(select(table).where(table.c.token_hash == token_hash(token)))
+        if not rows:
+            raise ShareRefused("unknown")
+        share = self._share(rows[0])
+        state = share.state(now)
+        if state != "active":
+            raise ShareRefused(state, share.locked_until if state == "locked" else None)
+        return share
+
+    def check_passphrase(self, share: Share, passphrase: str, now: float | None = None) -> bool:
+        """Whether the passphrase opens the share; a wrong one counts, and the MAX_ATTEMPTS-th in a row
+        locks the share for LOCK_SECONDS (ShareRefused('locked') while it is)."""
+        now = time.time() if now is None else now
+        table = self._table("shares")
+        with self._store.writer.begin() as conn:
+            row = conn.execute(select(table).where(table.c.id == share.id)).first()
+            if row is None:
+                raise ShareRefused("unknown")
+            current = self._share(row)
+            state = current.state(now)
+            if state != "active":
+                raise ShareRefused(state, current.locked_until if state == "locked" else None)
+            if not row.passphrase:
+                return True
+            if _passphrase_matches(row.passphrase, passphrase or ""):
+                conn.execute(table.update().where(table.c.id == share.id).values(failed_attempts=0))
+                return True
+            failed = row.failed_attempts + 1
+            if failed >= MAX_ATTEMPTS:
+                conn.execute(table.update().where(table.c.id == share.id)
+                             .values(failed_attempts=0, locked_until=now + LOCK_SECONDS))
+            else:
+                conn.execute(table.update().where(table.c.id == share.id).values(failed_attempts=failed))
+            return False
+
+    def guest_view(self, share: Share, guest_name: str = "") -> GuestView:
+        """What a guest of `share` may read and write: its tasks only, in its scope, signed
+        '<name> (guest)'."""
+        name = " ".join(guest_name.split())[:MAX_GUEST_NAME]
+        author = f"{name} (guest)" if name else "Guest"
+        return GuestView(share, self.scoped(share.scope_of(author)))
+
+
+class GuestView:
+    """A share's window on its scope: every call takes a task id and refuses one not in the share."""
+
+    def __init__(self, share: Share, view: Any) -> None:
+        self.share = share
+        self._view = view
+
+    @property
+    def author(self) -> str:
+        return self._view.author
+
+    def _check(self, task_id: str) -> str:
+        if task_id not in self.share.task_ids:
+            raise PermissionError(f"{task_id!r} is not in this share")
+        return task_id
+
+    def kept(self, task_id: str):
+        return self._view.kept(self._check(task_id))
+
+    def prompt(self, task_id: str) -> str | None:
+        self._check(task_id)
+        if self.share.hide_prompt:
+            return None
+        return self.share.prompts.get(task_id)
+
+    def status_of(self, task_id: str) -> str:
+        return self._view.status_of(self._check(task_id))
+
+    def add_comment(self, task_id: str, body: str, timecode: float | None = None):
+        if not self.share.allow_comments:
+            raise PermissionError("this share does not take comments")
+        return self._view.add_comment(self._check(task_id), body, timecode=timecode)
+
+    def set_status(self, task_id: str, status: str):
+        if not self.share.allow_status:
+            raise PermissionError("this share does not take statuses")
+        return self._view.set_status(self._check(task_id), status)

@@ -1,0 +1,178 @@
+"""Guest review: what a share link (`/guest?share=<token>`) shows, with no key (issue 25).
+
+The router (dashboard/app.py) runs this page alone whenever the address has `share`: a guest never
+reaches another page. Every run looks the token up again (its SHA-256), so a revoked, expired or
+locked share stops showing at once; a passphrase is asked before anything else. The page then shows
+the share's versions only (kept video, last frame if kept, prompt unless hidden, status) and, if
+the share allows it, a comment form and a status select, written into the project's journal signed
+"<name> (guest)". Nothing on the page depends on any other query parameter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from datetime import UTC, datetime
+
+import streamlit as st
+
+from components import connection
+from dailies.journal import STATUS_LABELS, STATUSES, ShareRefused
+from dailies.journal.shares import MAX_ATTEMPTS
+from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
+
+GUEST_NAME_KEY = "guest.name"
+UNLOCKED_KEY = "guest.unlocked"  # {share id: True} once this session gave the passphrase
+POSTED_KEY = "guest.posted"  # what this session posted, to show back
+REFUSALS = {
+    "unknown": "This link does not open anything. Check that you copied it whole, or ask for a new one.",
+    "revoked": "This share has been revoked by the project. Ask whoever sent it for a new link.",
+    "expired": "This share has expired. Ask whoever sent it for a new link.",
+}
+
+
+def _when(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _ask_passphrase(journal, share, token: str, now: float) -> None:
+    unlocked = st.session_state.setdefault(UNLOCKED_KEY, {})
+    if unlocked.get(share.id):
+        return
+    with st.form("guest.passphrase_form"):
+        typed = st.text_input("Passphrase", type="password", key="guest.passphrase")
+        sent = st.form_submit_button("Open")
+    if sent:
+        try:
+            if journal.check_passphrase(share, typed, now):
+                unlocked[share.id] = True
+                st.rerun()
+            left = MAX_ATTEMPTS - journal.open_share(token, now).failed_attempts  # ShareRefused once locked
+            st.error(f"Wrong passphrase. {left} attempt(s) left before the share locks for a while.")
+        except ShareRefused as refused:
+            _refuse(refused)
+    st.stop()
+
+
+def _refuse(refused: ShareRefused) -> None:
+    if refused.reason == "locked":
+        st.error("Too many wrong passphrases: this share is locked"
+                 + (f" until {_when(refused.until)}." if refused.until else " for a while."))
+    else:
+        st.error(REFUSALS.get(refused.reason, REFUSALS["unknown"]))
+    st.stop()
+
+
+def _guest_now(task_id: str):
+    """The share as it is at the moment of a callback (it may have been revoked, have expired or been
+    locked since the page was drawn): its guest view, or None with the reason noted for the page."""
+    journal = connection.shared_journal()
+    try:
+        share = journal.open_share(st.query_params.get("share", ""), time.time())
+    except ShareRefused:
+        return None  # the page's run, which follows, says why
+    if share.has_passphrase and not st.session_state.get(UNLOCKED_KEY, {}).get(share.id):
+        return None
+    return journal.guest_view(share, st.session_state.get(GUEST_NAME_KEY, ""))
+
+
+def _post(task_id: str) -> None:
+    guest = _guest_now(task_id)
+    if guest is None:
+        return
+    body = st.session_state.get(f"guest.comment.{task_id}", "")
+    try:
+        guest.add_comment(task_id, body)
+    except (ValueError, PermissionError) as exc:
+        st.session_state[f"guest.error.{task_id}"] = str(exc)
+        return
+    st.session_state.setdefault(POSTED_KEY, []).append((task_id, guest.author, body.strip()))
+    st.session_state[f"guest.comment.{task_id}"] = ""
+
+
+def _set_status(task_id: str) -> None:
+    guest = _guest_now(task_id)
+    if guest is None:
+        return
+    try:
+        guest.set_status(task_id, st.session_state[f"guest.status.{task_id}"])
+    except (ValueError, PermissionError) as exc:
+        st.session_state[f"guest.error.{task_id}"] = str(exc)
+
+
+def _version(journal, share, task_id: str, number: int) -> None:
+    guest = journal.guest_view(share, st.session_state.get(GUEST_NAME_KEY, ""))
+    kept = guest.kept(task_id)
+    with st.container(border=True):
+        st.markdown(f"**Version {number}** of {len(share.task_ids)}")
+        video = kept.get(VIDEO_NAME)
+        if video is None:
+            st.warning("The copy of this video is no longer kept.")
+        else:
+            # Bytes, not a bucket's presigned URL: the guest never holds a link that outlives the share.
+            st.video(video.path if video.path is not None else video.read_bytes())
+        frame = kept.get(LAST_FRAME_NAME)
+        if frame is not None:
+            with st.expander("Last frame"):
+                st.image(str(frame.path) if frame.path is not None else frame.read_bytes())
+        prompt = guest.prompt(task_id)
+        if prompt:
+            st.markdown("**Prompt**")
+            st.text(prompt)
+        status = guest.status_of(task_id)
+        if share.allow_status:
+            key = f"guest.status.{task_id}"
+            st.session_state.setdefault(key, status)
+            st.selectbox("Status", STATUSES, format_func=STATUS_LABELS.get, key=key, on_change=_set_status,
+                         args=(task_id,), disabled=not st.session_state.get(GUEST_NAME_KEY, "").strip(),
+                         help="Type your name above to set a status.")
+        else:
+            st.caption(f"Status: {STATUS_LABELS.get(status, status)}")
+        error = st.session_state.pop(f"guest.error.{task_id}", None)
+        if error:
+            st.error(error)
+        for posted_task, author, body in st.session_state.get(POSTED_KEY, []):
+            if posted_task == task_id:
+                st.markdown(f"💬 **{author}**: {body}")
+        if share.allow_comments:
+            named = bool(st.session_state.get(GUEST_NAME_KEY, "").strip())
+            st.text_area("Comment", key=f"guest.comment.{task_id}", max_chars=5000, disabled=not named,
+                         placeholder="Your comment" if named else "Type your name above to comment")
+            st.button("Post", key=f"guest.post.{task_id}", on_click=_post, args=(task_id,), disabled=not named)
+
+
+# The router gives a share link's address two entries, both this page (components/pages.py: at /guest
+# and at the root every unknown address falls back to): the sidebar would only list it twice.
+_NO_SIDEBAR = ("<style>[data-testid=stSidebar], [data-testid=stSidebarCollapsedControl], "
+               "[data-testid=stExpandSidebarButton] { display: none !important; }</style>")
+
+
+def render(now: float | None = None) -> None:
+    st.html(_NO_SIDEBAR)
+    st.header("Shared review")
+    token = st.query_params.get("share", "")
+    journal = connection.shared_journal()  # no connection, no key: the share says which scope
+    now = time.time() if now is None else now
+    try:
+        share = journal.open_share(token, now)
+    except ShareRefused as refused:
+        _refuse(refused)
+        return
+    # A session holds one share: another token in the address starts it afresh.
+    marker = hashlib.sha256(token.encode("utf-8")).hexdigest()
+    if st.session_state.get("guest.share") != marker:
+        for name in [k for k in st.session_state if str(k).startswith("guest.")]:
+            del st.session_state[name]
+        st.session_state["guest.share"] = marker
+    if share.has_passphrase:
+        _ask_passphrase(journal, share, token, now)
+    st.caption(f"Shared by {share.created_by} · until {_when(share.expires_at)} · "
+               f"{len(share.task_ids)} version(s)")
+    if share.allow_comments or share.allow_status:
+        st.text_input("Your name", key=GUEST_NAME_KEY, max_chars=60,
+                      help="Shown with your comments and statuses, marked as a guest.")
+    for number, task_id in enumerate(share.task_ids, start=1):
+        _version(journal, share, task_id, number)
+
+
+render()

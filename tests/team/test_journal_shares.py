@@ -1,0 +1,151 @@
+"""Share links in the journal (dailies.journal.shares), on both backends (SQLite file; PostgreSQL +
+bucket): a token opens its share only, stored hashed; expiry and revocation on every open (a fake
+clock); passphrase attempts limited; a guest writes into the share's scope, on its tasks only."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from dailies.journal import Journal, Scope, ShareRefused
+from dailies.journal.shares import LOCK_SECONDS, MAX_ATTEMPTS
+from dailies.journal.statuses import APPROVED
+from dailies.spec.results import VIDEO_NAME
+
+BASE = "http://127.0.0.1:8000/api/v3"
+DAY = 86_400.0
+
+
+@pytest.fixture
+def journal(backend, tmp_path):
+    if backend.team:
+        opened = Journal(tmp_path / "dashboard" / "journal.sqlite3", database_url=backend.database_url,
+                         storage=backend.storage)
+    else:
+        opened = Journal(tmp_path / "dashboard" / "journal.sqlite3", database_url="", storage="")
+    yield opened
+    opened.close()
+
+
+def project(journal: Journal, name: str, author: str) -> Journal:
+    return journal.scoped(Scope.of_project(BASE, name, author=author))
+
+
+def keep(view: Journal, task_id: str) -> None:
+    path = view.keep_path(task_id, VIDEO_NAME)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x00\x00\x00\x18ftypmp42" + task_id.encode())
+    view.mark_kept(task_id, VIDEO_NAME, path)
+
+
+def test_a_share_opens_by_its_token_only_and_a_guest_writes_into_the_project(journal):
+    ana = project(journal, "studio", "Ana")
+    for task in ("cgt-1", "cgt-2", "cgt-3"):
+        keep(ana, task)
+    share, token = ana.create_share(["cgt-1", "cgt-2"], 7 * DAY, allow_comments=True, allow_status=True,
+                                    prompts={"cgt-1": "lantern", "cgt-3": "not shared"}, now=1000.0)
+    other, other_token = ana.create_share(["cgt-3"], DAY, now=1000.0)
+    assert len(token) >= 43  # 32 random bytes, url-safe
+    # Only the hash is stored, never the token.
+    table = journal._table("shares")
+    rows = journal._read(table.select())
+    assert {r.token_hash for r in rows} == {hashlib.sha256(t.encode()).hexdigest() for t in (token, other_token)}
+    assert all(token not in str(tuple(r)) for r in rows)
+
+    opened = journal.open_share(token, now=2000.0)
+    assert opened.id == share.id and opened.task_ids == ("cgt-1", "cgt-2")
+    assert opened.prompts == {"cgt-1": "lantern"}
+    assert journal.open_share(other_token, now=2000.0).task_ids == ("cgt-3",)
+    for wrong in (token[:-1], token + "x", token.upper(), share.id, other.id, "", "x" * 10_000,
+                  hashlib.sha256(token.encode()).hexdigest()):
+        with pytest.raises(ShareRefused) as refused:
+            journal.open_share(wrong, now=2000.0)
+        assert refused.value.reason == "unknown"
+
+    guest = journal.guest_view(opened, "  Dee   ")
+    assert guest.author == "Dee (guest)"
+    assert VIDEO_NAME in guest.kept("cgt-1")
+    for outside in ("cgt-3", "cgt-9", "../cgt-1"):
+        with pytest.raises(PermissionError):
+            guest.kept(outside)
+        with pytest.raises(PermissionError):
+            guest.add_comment(outside, "hello")
+    guest.add_comment("cgt-1", "love the light", timecode=1.5)
+    guest.set_status("cgt-2", APPROVED)
+    bo = project(journal, "studio", "Bo")
+    [comment] = bo.comments(["cgt-1"])["cgt-1"]
+    assert (comment.author, comment.body, comment.timecode) == ("Dee (guest)", "love the light", 1.5)
+    assert bo.statuses(["cgt-2"])["cgt-2"].author == "Dee (guest)"
+    assert bo.status_of("cgt-2") == APPROVED
+    # Another project sees neither the share nor what its guest wrote.
+    cy = project(journal, "other", "Cy")
+    assert cy.shares() == [] and cy.comments(["cgt-1"]) == {}
+    assert not cy.revoke_share(share.id)
+    # Listed with who made them, in their project.
+    assert {(s.id, s.created_by) for s in bo.shares()} == {(share.id, "Ana"), (other.id, "Ana")}
+
+
+def test_a_share_without_comments_or_statuses_refuses_them(journal):
+    ana = project(journal, "studio", "Ana")
+    keep(ana, "cgt-1")
+    share, token = ana.create_share(["cgt-1"], DAY, hide_prompt=True, prompts={"cgt-1": "secret"}, now=0.0)
+    guest = journal.guest_view(journal.open_share(token, now=1.0), "Dee")
+    assert guest.prompt("cgt-1") is None
+    with pytest.raises(PermissionError):
+        guest.add_comment("cgt-1", "hi")
+    with pytest.raises(PermissionError):
+        guest.set_status("cgt-1", APPROVED)
+
+
+def test_a_share_needs_kept_copies_and_a_scope(journal):
+    ana = project(journal, "studio", "Ana")
+    with pytest.raises(ValueError, match="kept"):
+        ana.create_share(["cgt-1"], DAY)
+    with pytest.raises(ValueError):
+        journal.create_share(["cgt-1"], DAY)
+    keep(ana, "cgt-1")
+    with pytest.raises(ValueError):
+        ana.create_share([], DAY)
+
+
+def test_expiry_and_revocation_are_checked_on_every_open(journal):
+    ana = project(journal, "studio", "Ana")
+    keep(ana, "cgt-1")
+    share, token = ana.create_share(["cgt-1"], DAY, now=0.0)
+    assert journal.open_share(token, now=DAY - 1).id == share.id
+    with pytest.raises(ShareRefused) as refused:
+        journal.open_share(token, now=DAY)
+    assert refused.value.reason == "expired"
+    second, token2 = ana.create_share(["cgt-1"], DAY, now=0.0)
+    assert journal.open_share(token2, now=10.0)
+    assert ana.revoke_share(second.id, now=20.0)
+    assert not ana.revoke_share(second.id, now=30.0)  # once
+    with pytest.raises(ShareRefused) as refused:
+        journal.open_share(token2, now=21.0)
+    assert refused.value.reason == "revoked"
+    assert ana.share(second.id).revoked_at == 20.0
+
+
+def test_five_wrong_passphrases_lock_the_share_for_a_while(journal):
+    ana = project(journal, "studio", "Ana")
+    keep(ana, "cgt-1")
+    share, token = ana.create_share(["cgt-1"], DAY, passphrase="open sesame", now=0.0)
+    stored = journal._read(journal._table("shares").select())[0].passphrase
+    assert "open sesame" not in stored and stored.startswith("pbkdf2_sha256$")
+    opened = journal.open_share(token, now=1.0)
+    assert opened.has_passphrase
+    assert journal.check_passphrase(opened, "open sesame", now=1.0)
+    for attempt in range(MAX_ATTEMPTS):
+        assert not journal.check_passphrase(opened, f"guess {attempt}", now=2.0 + attempt)
+    with pytest.raises(ShareRefused) as refused:
+        journal.open_share(token, now=10.0)
+    assert refused.value.reason == "locked"
+    with pytest.raises(ShareRefused):  # even the right one, while locked
+        journal.check_passphrase(opened, "open sesame", now=10.0)
+    later = 6.0 + LOCK_SECONDS + 1
+    assert journal.check_passphrase(journal.open_share(token, now=later), "open sesame", now=later)
+    # A right passphrase resets the count: four wrong ones then do not lock.
+    for attempt in range(MAX_ATTEMPTS - 1):
+        assert not journal.check_passphrase(opened, "nope", now=later + attempt)
+    assert journal.open_share(token, now=later + 10).id == share.id

@@ -105,40 +105,43 @@ def _version(journal, share, task_id: str, number: int) -> None:
     kept = guest.kept(task_id)
     with st.container(border=True):
         st.markdown(f"**Version {number}** of {len(share.task_ids)}")
-        video = kept.get(VIDEO_NAME)
-        if video is None:
-            st.warning("The copy of this video is no longer kept.")
-        else:
-            # Bytes, not a bucket's presigned URL: the guest never holds a link that outlives the share.
-            st.video(video.path if video.path is not None else video.read_bytes())
-        frame = kept.get(LAST_FRAME_NAME)
-        if frame is not None:
-            with st.expander("Last frame"):
-                st.image(str(frame.path) if frame.path is not None else frame.read_bytes())
-        prompt = guest.prompt(task_id)
-        if prompt:
-            st.markdown("**Prompt**")
-            st.text(prompt)
-        status = guest.status_of(task_id)
-        if share.allow_status:
-            key = f"guest.status.{task_id}"
-            st.session_state.setdefault(key, status)
-            st.selectbox("Status", STATUSES, format_func=STATUS_LABELS.get, key=key, on_change=_set_status,
-                         args=(task_id,), disabled=not st.session_state.get(GUEST_NAME_KEY, "").strip(),
-                         help="Type your name above to set a status.")
-        else:
-            st.caption(f"Status: {STATUS_LABELS.get(status, status)}")
-        error = st.session_state.pop(f"guest.error.{task_id}", None)
-        if error:
-            st.error(error)
-        for posted_task, author, body in st.session_state.get(POSTED_KEY, []):
-            if posted_task == task_id:
-                st.markdown(f"💬 **{author}**: {body}")
-        if share.allow_comments:
-            named = bool(st.session_state.get(GUEST_NAME_KEY, "").strip())
-            st.text_area("Comment", key=f"guest.comment.{task_id}", max_chars=5000, disabled=not named,
-                         placeholder="Your comment" if named else "Type your name above to comment")
-            st.button("Post", key=f"guest.post.{task_id}", on_click=_post, args=(task_id,), disabled=not named)
+        left, right = st.columns([3, 2], gap="large")
+        with left:
+            video = kept.get(VIDEO_NAME)
+            if video is None:
+                st.warning("The copy of this video is no longer kept.")
+            else:
+                # Bytes, not a bucket's presigned URL: the guest never holds a link that outlives the share.
+                st.video(video.path if video.path is not None else video.read_bytes())
+            frame = kept.get(LAST_FRAME_NAME)
+            if frame is not None:
+                with st.expander("Last frame"):
+                    st.image(str(frame.path) if frame.path is not None else frame.read_bytes())
+        with right:
+            prompt = guest.prompt(task_id)
+            if prompt:
+                st.markdown("**Prompt**")
+                st.text(prompt)
+            status = guest.status_of(task_id)
+            if share.allow_status:
+                key = f"guest.status.{task_id}"
+                st.session_state.setdefault(key, status)
+                st.selectbox("Status", STATUSES, format_func=STATUS_LABELS.get, key=key, on_change=_set_status,
+                             args=(task_id,), disabled=not st.session_state.get(GUEST_NAME_KEY, "").strip(),
+                             help="Type your name above to set a status.")
+            else:
+                st.caption(f"Status: {STATUS_LABELS.get(status, status)}")
+            error = st.session_state.pop(f"guest.error.{task_id}", None)
+            if error:
+                st.error(error)
+            for posted_task, author, body in st.session_state.get(POSTED_KEY, []):
+                if posted_task == task_id:
+                    st.markdown(f"💬 **{author}**: {body}")
+            if share.allow_comments:
+                named = bool(st.session_state.get(GUEST_NAME_KEY, "").strip())
+                st.text_area("Comment", key=f"guest.comment.{task_id}", max_chars=5000, disabled=not named,
+                             placeholder="Your comment" if named else "Type your name above to comment")
+                st.button("Post", key=f"guest.post.{task_id}", on_click=_post, args=(task_id,), disabled=not named)
 
 
 # The router gives a share link's address two entries, both this page (components/pages.py: at /guest

@@ -128,6 +128,11 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
             open_guest(guest, f"{product.ui_url}/guest?share={wrong}")
             guest.get_by_text("does not open anything").wait_for()
             says_nothing_shared(guest, PROMPT, OTHER_PROMPT)
+        # Another page's address with a share opens the guest page, never that page.
+        for path in ("/tasks", "/settings", "/review"):
+            open_guest(guest, f"{product.ui_url}{path}?share={token}")
+            guest.get_by_text(PROMPT).wait_for()
+            assert guest.get_by_label("API key").count() == 0 and len(videos(guest)) == 1
         # Another share's token opens that share, and only it.
         open_guest(guest, other["link"] + f"&task={first}")
         guest.get_by_text(OTHER_PROMPT).wait_for()

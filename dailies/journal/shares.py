@@ -183,7 +183,9 @@ class SharesMixin(View):
         now = time.time() if now is None else now
         table = self._table("shares")
         with self._store.writer.begin() as conn:
-            row = conn.execute(select(table).where(table.c.id == share.id)).first()
+            # The row locked (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises writers), so
+            # attempts at once on several dashboards each count.
+            row = conn.execute(select(table).where(table.c.id == share.id).with_for_update()).first()
             if row is None:
                 raise ShareRefused("unknown")
             current = self._share(row)

@@ -136,7 +136,7 @@ def _version(journal, share, task_id: str, number: int) -> None:
                 st.error(error)
             for posted_task, author, body in st.session_state.get(POSTED_KEY, []):
                 if posted_task == task_id:
-                    st.markdown(f"💬 **{author}**: {body}")
+                    st.text(f"💬 {author}: {body}")  # as typed: no markdown from a guest
             if share.allow_comments:
                 named = bool(st.session_state.get(GUEST_NAME_KEY, "").strip())
                 st.text_area("Comment", key=f"guest.comment.{task_id}", max_chars=5000, disabled=not named,

@@ -37,6 +37,7 @@ from .review_card import (
 )
 from .review_comments import render as comments_thread
 from .review_data import ALL, INBOX_FILTERS, Result, filter_shots, gather, shots_of
+from .share_panel import public_url, render_share_panel
 from .sync_compare import sync_compare
 from .task_detail import load
 from .task_rows import cost_of, format_time, length_text, model_as_written, tokens
@@ -48,6 +49,7 @@ PAGE_KEY = "review.page"
 REFRESH_KEY = "review.refresh"
 REEL_KEY = "review.reel_open"
 REPORT_KEY = "review.report_open"
+SHARE_KEY = "review.share_open"
 FRESH_KEY = "review._fresh"  # the Refresh button was pressed: this run lists anew
 CARDS_PER_ROW = 3
 CARDS_PER_PAGE = 12
@@ -181,6 +183,12 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     if report.open:
         with report:
             render_report_buttons(in_view, journal, now)
+    # A share: the results picked for comparison, else the newest version of each shot shown.
+    to_share = chosen or [shot.newest.task_id for shot in shown]
+    share = st.expander(f"🔗 Share with a guest ({len(to_share)} version(s))", key=SHARE_KEY, on_change="rerun")
+    if share.open:
+        with share:
+            render_share_panel(to_share, journal, client, public_url(), key="review.share")
 
     if not shown:
         st.info("No shots match." if results else

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from . import pages
 from .remembered_keys import Remembered, RememberedKeys
 
 FILE_NAME = "user_keys.json"
@@ -101,8 +102,8 @@ def display_name() -> str:
 def require() -> None:
     """On every page, where sign-in is set up: a sign-in button and nothing else until signed in; after
     that, who is signed in and a sign-out button in the sidebar. Does nothing where it is not set up."""
-    if not configured():
-        return
+    if not configured() or pages.is_guest_request():
+        return  # a share link's guest has no account: the guest page checks the share itself
     user = current_user()
     if user is None:
         st.header("Dailies")

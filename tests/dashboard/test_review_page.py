@@ -388,3 +388,19 @@ def test_a_report_of_the_notes_of_the_versions_shown(env, results):
     assert not at.exception
     labels = sorted(b.proto.label for b in at.get("download_button"))
     assert labels == ["Report (CSV)", "Report (PDF)"]  # their content: tests/dashboard/test_review_report.py
+
+
+def test_sharing_the_shots_shown_with_a_guest(env, results, monkeypatch):
+    monkeypatch.setenv("DAILIES_DASHBOARD_URL", "https://dailies.example")
+    at = open_review()
+    at.session_state[review_panel.SHARE_KEY] = True  # as opening the expander does
+    at.run()
+    assert not at.exception
+    [create] = [b for b in at.button if "review.share" in str(b.key) or b.label.startswith("Create")]
+    create.click().run()
+    assert not at.exception and not at.error
+    [link] = [c.value for c in at.code]
+    assert link.startswith("https://dailies.example/guest?share=")
+    share = Journal(env.path).open_share(link.split("share=", 1)[1])
+    assert sorted(share.task_ids) == sorted(results)  # the newest version of each shot shown; kept for it
+    assert all("video.mp4" in Journal(env.path).kept(t) for t in results)

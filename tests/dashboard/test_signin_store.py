@@ -80,3 +80,33 @@ def test_the_providers_name_signs_when_the_person_gave_none(tmp_path):
     assert identity.journal_for(shared, scope, None).scope.author.startswith("key ")
     identity.set_display_name(shared.scoped(scope), "Ali")  # a name given in Settings comes first
     assert identity.journal_for(shared, scope, None, fallback_name="Alice Example").scope.author == "Ali"
+
+
+def test_a_share_links_guest_is_not_asked_to_sign_in():
+    """Where sign-in is set up, every page asks to sign in, except a share link's guest page: a guest has
+    no account, and the share itself is checked there (dailies/journal/shares.py)."""
+    from streamlit.testing.v1 import AppTest
+
+    def page() -> None:
+        import streamlit as st
+
+        from components import signin
+
+        real = signin.configured, signin.current_user
+        signin.configured = lambda: True  # as with an [auth] section in secrets.toml
+        signin.current_user = lambda: None  # nobody signed in
+        try:
+            signin.require()
+        finally:  # this process runs other tests' pages next
+            signin.configured, signin.current_user = real
+        st.write("the guest page")
+
+    member = AppTest.from_function(page).run()
+    assert [b.key for b in member.button] == ["signin.login"] and not member.markdown
+    guest = AppTest.from_function(page)
+    guest.query_params["share"] = "a-share-token"
+    guest.run()
+    assert not guest.button and [m.value for m in guest.markdown] == ["the guest page"]
+    from components import signin
+
+    assert not signin.configured()  # restored

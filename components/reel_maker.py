@@ -9,6 +9,7 @@ can be played and downloaded again later in the session and after it.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 from collections.abc import Sequence
@@ -21,10 +22,11 @@ from dailies.client import DailiesError
 from dailies.journal import STATUS_LABELS, Journal
 from dailies.journal.statuses import APPROVED
 from dailies.reel import DEFAULT_FPS, ReelShot, make_reel, parse_size, slate_lines
+from dailies.spec.results import VIDEO_NAME
 
 from . import player
 from .review_card import short_id
-from .review_data import Result, shots_of
+from .review_data import REEL_PREFIX, Result, shots_of
 
 PICKED_KEY = "reel.picked"
 ORDER_KEY = "reel.order"
@@ -109,7 +111,7 @@ def make(results: list[Result], journal: Journal, client, now: float, *, slates:
     """Render the reel of `results` in that order into reels_dir(journal); its path. `versions`: each
     task's version label for its slate (default: numbered among `results`)."""
     versions = version_labels(journal, results) if versions is None else versions
-    out = reels_dir(journal) / f"reel-{datetime.now():%Y%m%d-%H%M%S}.mp4"
+    out = reels_dir(journal) / f"{REEL_PREFIX}{datetime.now():%Y%m%d-%H%M%S}.mp4"
     while out.exists():  # two reels in one second
         out = out.with_name(out.stem + "-1.mp4")
     with tempfile.TemporaryDirectory(prefix="dailies-reel-") as folder:
@@ -119,12 +121,29 @@ def make(results: list[Result], journal: Journal, client, now: float, *, slates:
     return out
 
 
-def _show(path: Path) -> None:
+def keep_for_sharing(journal: Journal, path: Path) -> str:
+    """Keep a reel in the journal like a result (its id is its file's stem, `reel-...`), so a share link
+    can hold it like any version: on this machine or in the team's bucket. Its id."""
+    reel_id = path.stem
+    if VIDEO_NAME not in journal.kept(reel_id):
+        copy = journal.keep_path(reel_id, VIDEO_NAME)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, copy)
+        journal.mark_kept(reel_id, VIDEO_NAME, copy)
+    return reel_id
+
+
+def _show(path: Path, journal: Journal | None = None, client=None) -> None:
     st.video(str(path))
     with path.open("rb") as file:
         st.download_button("⬇️ Download the reel", data=file.read(), file_name=path.name, mime="video/mp4",
                            key=f"reel.download.{path.name}")
     st.caption(f"Kept as `{path}` ({path.stat().st_size / 1_000_000:.1f} MB)")
+    if journal is not None and st.toggle("🔗 Share this reel with a guest", key=f"reel.share.{path.stem}"):
+        from .share_panel import public_url, render_share_panel
+
+        render_share_panel([keep_for_sharing(journal, path)], journal, client, public_url(),
+                           key=f"reel.share_panel.{path.stem}")
 
 
 def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: float) -> None:
@@ -158,7 +177,7 @@ def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: 
             st.success(f"Made a reel of {len(order)} shot(s) at {time.strftime('%H:%M:%S')}")
     last = st.session_state.get(LAST_KEY)
     if last and Path(last).is_file():
-        _show(Path(last))
+        _show(Path(last), journal, client)
     earlier = sorted(reels_dir(journal).glob("reel-*.mp4"), reverse=True) if reels_dir(journal).is_dir() else []
     earlier = [p for p in earlier if str(p) != last][:EARLIER_SHOWN]
     if earlier:
@@ -166,4 +185,4 @@ def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: 
             chosen = st.selectbox("Reel", [None, *earlier], key="reel.earlier",
                                   format_func=lambda p: "Pick one to play and download" if p is None else p.name)
             if chosen is not None:
-                _show(chosen)
+                _show(chosen, journal, client)

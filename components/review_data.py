@@ -20,6 +20,9 @@ from dailies.spec.statuses import TaskStatus
 from . import data
 from .task_rows import prompt_of, record_from_json
 
+# A reel's file name starts so, and so does its id when it is kept to be shared (components/reel_maker.py):
+# never a task id, and never a result of this page.
+REEL_PREFIX = "reel-"
 # Succeeded tasks fetched per tier; older ones are still reachable through the Tasks page.
 LIST_SIZE = 200
 ALL = "all"
@@ -105,7 +108,8 @@ def gather(journal: Journal, online: bool, max_age: float = data.LIST_MAX_AGE_S)
         kept_by_task.setdefault(kept.task_id, {})[kept.name] = kept
     results = [Result(tid, rec, listed=True) for tid, rec in records.items()]
     for tid, files in kept_by_task.items():
-        if tid not in records and VIDEO_NAME in files:
+        # A reel kept to be shared (components/reel_maker.py) is not a result.
+        if tid not in records and VIDEO_NAME in files and not tid.startswith(REEL_PREFIX):
             saved = journal.record(tid)
             results.append(Result(tid, record_from_json(saved) if saved else None, listed=False))
     ids = [r.task_id for r in results]

@@ -21,8 +21,6 @@ from dailies.client import Client
 from dailies.journal import STATUS_LABELS, Journal
 
 from . import connection, data, player
-from .reel_maker import render_reel_maker
-from .report_download import render_report_buttons
 from .review_card import (
     COMPARE_KEY,
     FILTERED_KEY,
@@ -37,7 +35,6 @@ from .review_card import (
 )
 from .review_comments import render as comments_thread
 from .review_data import ALL, INBOX_FILTERS, Result, filter_shots, gather, shots_of
-from .share_panel import public_url, render_share_panel
 from .sync_compare import sync_compare
 from .task_detail import load
 from .task_rows import cost_of, format_time, length_text, model_as_written, tokens
@@ -172,21 +169,28 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
                 fill_from_service(by_id[t], client, cache_id)
             compare([by_id[t] for t in chosen], now)
 
-    # Tools on what the filters show (every version of those shots), drawn only while opened.
+    # Tools on what the filters show (every version of those shots), drawn only while opened, and
+    # imported only then: the reel's video stack and the report's PDF library would slow every run.
     in_view = [version for shot in shown for version in shot.versions]
     reel = st.expander("🎬 Reel of approved shots", key=REEL_KEY, on_change="rerun")
     if reel.open:
+        from .reel_maker import render_reel_maker
+
         with reel:
             render_reel_maker(in_view, journal, client, now)
     report = st.expander(f"📄 Report of the notes ({len(in_view)} version(s) shown)", key=REPORT_KEY,
                          on_change="rerun")
     if report.open:
+        from .report_download import render_report_buttons
+
         with report:
             render_report_buttons(in_view, journal, now)
     # A share: the results picked for comparison, else the newest version of each shot shown.
     to_share = chosen or [shot.newest.task_id for shot in shown]
     share = st.expander(f"🔗 Share with a guest ({len(to_share)} version(s))", key=SHARE_KEY, on_change="rerun")
     if share.open:
+        from .share_panel import public_url, render_share_panel
+
         with share:
             render_share_panel(to_share, journal, client, public_url(), key="review.share")
 

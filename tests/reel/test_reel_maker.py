@@ -88,3 +88,43 @@ def test_slates_number_versions_as_the_review_page_does(page):
     results = [Result(t, None, kept=journal.kept(t), listed=False) for t in IDS]
     assert version_labels(journal, results) == {IDS[0]: "v1", IDS[1]: "v1", IDS[2]: "v2"}
     journal.close()
+
+
+def reel_share_page():
+    import os
+    import time
+    from pathlib import Path
+
+    from components.reel_maker import render_reel_maker
+    from components.review_data import Result
+    from dailies.journal import Journal, Scope
+
+    base = Journal(Path(os.environ["REEL_TEST_JOURNAL"]))
+    journal = base.scoped(Scope.of_project("http://127.0.0.1:8000/api/v3", "studio", include_unscoped=True,
+                                           author="Ana"))
+    ids = os.environ["REEL_TEST_IDS"].split(",")
+    statuses = journal.statuses(ids)
+    results = [Result(t, None, status=statuses.get(t), kept=journal.kept(t), listed=False) for t in ids]
+    render_reel_maker(results, journal, None, time.time())
+
+
+def test_a_reel_can_itself_be_shared_and_is_never_taken_for_a_result(page, monkeypatch):
+    from components.review_data import gather
+
+    monkeypatch.setenv("DAILIES_DASHBOARD_URL", "https://dailies.example")
+    at = AppTest.from_function(reel_share_page, default_timeout=60).run()
+    at.button(key="reel.make").click().run()
+    [reel] = list((page / "dashboard" / "reels").rglob("reel-*.mp4"))
+    at.toggle(key=f"reel.share.{reel.stem}").set_value(True).run()
+    [create] = [b for b in at.button if b.label.startswith("Create")]
+    create.click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    [link] = [c.value for c in at.code]
+    journal = Journal(page / "dashboard" / "journal.sqlite3")
+    share = journal.open_share(link.split("share=", 1)[1])
+    assert share.task_ids == (reel.stem,)
+    kept = journal.kept(reel.stem)[VIDEO_NAME]
+    assert kept.read_bytes() == reel.read_bytes()  # the share holds its own kept copy of the reel
+    # The Review page lists kept results: a reel kept to be shared is not one of them.
+    results, _ = gather(journal, online=False)
+    assert reel.stem not in {r.task_id for r in results} and set(IDS) <= {r.task_id for r in results}

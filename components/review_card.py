@@ -22,6 +22,7 @@ from .timecode_player import timecode_player
 COMPARE_KEY = "review.compare"
 # Set by a review widget's callback when the page must follow the change, not only the card.
 PAGE_FOLLOWS_KEY = "review._page_follows"
+PAGE_RUN_KEY = "review._page_run"  # a new value at every run of the whole page (review_panel.render)
 FILTERED_KEY = "review._filtered"  # the page shows a filtered selection: a status change may move a card
 CARD_VIDEO_HEIGHT = 240
 STATUS_BADGES = {"pending": ":gray-badge[⏳ Pending review]", "approved": ":green-badge[✅ Approved]",
@@ -125,14 +126,16 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
     """One shot (a fragment: see the module)."""
     if st.session_state.pop(PAGE_FOLLOWS_KEY, False):
         st.rerun(scope="app")
-    # What this card shows is read again when it reruns alone (a comment, a status of another person).
-    fresh = {"status": journal.statuses([r.task_id for r in shot.versions]),
-             "ratings": journal.ratings([r.task_id for r in shot.versions]),
-             "comments": journal.comments([r.task_id for r in shot.versions])}
-    for r in shot.versions:
-        r.status = fresh["status"].get(r.task_id)
-        r.ratings = fresh["ratings"].get(r.task_id, {})
-        r.comments = fresh["comments"].get(r.task_id, [])
+    # In the page's run the card shows what the page gathered; when it reruns alone (a comment posted,
+    # a star) it reads its versions' statuses, stars and comments again, other people's included.
+    seen_key = f"review._card_run.{shot.shot_id}"
+    if st.session_state.get(seen_key) == st.session_state.get(PAGE_RUN_KEY):
+        ids = [r.task_id for r in shot.versions]
+        statuses, ratings, comments = journal.statuses(ids), journal.ratings(ids), journal.comments(ids)
+        for r in shot.versions:
+            r.status, r.ratings, r.comments = statuses.get(r.task_id), ratings.get(r.task_id, {}), comments.get(
+                r.task_id, [])
+    st.session_state[seen_key] = st.session_state.get(PAGE_RUN_KEY)
     with st.container(border=True):
         ids = [r.task_id for r in reversed(shot.versions)]  # newest on top
         chosen = ids[0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+import uuid
 from datetime import tzinfo
 
 import pandas as pd
@@ -25,6 +26,7 @@ from .review_card import (
     COMPARE_KEY,
     FILTERED_KEY,
     PAGE_FOLLOWS_KEY,
+    PAGE_RUN_KEY,
     card,
     fill_from_service,
     link_to_tasks,
@@ -111,6 +113,7 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     """The whole Review page below its header: one task for `?task=`, else filters, compare and the grid."""
     now = time.time() if now is None else now
     st.session_state.pop(PAGE_FOLLOWS_KEY, None)  # this is the page's run: it follows every change
+    st.session_state[PAGE_RUN_KEY] = uuid.uuid4().hex  # cards drawn in it use what it gathered
     max_age = 0 if st.session_state.pop(FRESH_KEY, False) else data.LIST_MAX_AGE_S
     results, problems = gather(journal, online=client is not None, max_age=max_age)
     for problem in problems:

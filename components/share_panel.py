@@ -20,6 +20,7 @@ import streamlit as st
 from dailies.cli_share import DASHBOARD_URL_ENV, share_link
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
+from dailies.journal.shares import prompts_to_share
 from dailies.spec.results import VIDEO_NAME
 
 from .keep import LinkExpired, keep_result
@@ -46,18 +47,13 @@ def _when(at: float | None) -> str:
 
 
 def _prompts(journal: Journal, client: Client | None, task_ids: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for task_id in task_ids:
-        submission = journal.submission(task_id)
-        prompt = submission.prompt if submission is not None else None
-        if not prompt and client is not None:
-            try:
-                prompt = client.task_request(task_id).prompt
-            except DailiesError:
-                prompt = None
-        if prompt:
-            out[task_id] = prompt
-    return out
+    def stored(task_id: str) -> str | None:
+        try:
+            return client.task_request(task_id).prompt if client is not None else None
+        except DailiesError:
+            return None
+
+    return prompts_to_share(journal, task_ids, stored)
 
 
 def _keep_missing(journal: Journal, client: Client | None, task_ids: list[str]) -> list[str]:

@@ -113,6 +113,7 @@ def _scope(args: argparse.Namespace, client):
 
 def cmd_create(args: argparse.Namespace) -> int:
     from .client import DailiesError
+    from .journal.shares import prompts_to_share
     from .spec.results import VIDEO_NAME
 
     passphrase = args.passphrase
@@ -124,22 +125,20 @@ def cmd_create(args: argparse.Namespace) -> int:
     client = _client(args)
     try:
         view = journal.scoped(_scope(args, client))
-        prompts: dict[str, str] = {}
         for task_id in dict.fromkeys(args.task):
             if VIDEO_NAME not in view.kept(task_id):
                 if client is None:
                     raise SystemExit(f"dailies share: no kept copy of {task_id}; give --api-key (or ARK_API_KEY) "
                                      "to keep one")
                 _keep(client, view, task_id)
-            submission = view.submission(task_id)
-            prompt = submission.prompt if submission is not None else None
-            if not prompt and client is not None:
-                try:
-                    prompt = client.task_request(task_id).prompt
-                except DailiesError:
-                    prompt = None
-            if prompt:
-                prompts[task_id] = prompt
+
+        def stored(task_id: str) -> str | None:
+            try:
+                return client.task_request(task_id).prompt if client is not None else None
+            except DailiesError:
+                return None
+
+        prompts = prompts_to_share(view, dict.fromkeys(args.task), stored)
         share, token = view.create_share(list(args.task), args.expires, passphrase=passphrase or None,
                                          allow_comments=args.allow_comments, allow_status=args.allow_status,
                                          hide_prompt=args.hide_prompt, prompts=prompts)

@@ -250,3 +250,17 @@ class GuestView:
         if not self.share.allow_status:
             raise PermissionError("this share does not take statuses")
         return self._view.set_status(self._check(task_id), status)
+
+
+def prompts_to_share(view, task_ids, stored_prompt=None) -> dict[str, str]:
+    """What a share copies of each task's prompt (the guest has no client to ask): the journal's
+    submission, else `stored_prompt(task_id)` (the service's stored request), when there is one."""
+    out: dict[str, str] = {}
+    for task_id in task_ids:
+        submission = view.submission(task_id)
+        prompt = submission.prompt if submission is not None else None
+        if not prompt and stored_prompt is not None:
+            prompt = stored_prompt(task_id)
+        if prompt:
+            out[task_id] = prompt
+    return out

@@ -14,6 +14,11 @@ def settle(tab) -> None:
     (the status widget and stale elements are Streamlit's own signs of a run in progress)."""
     tab.wait_for_function("""() => { const n = document.querySelector('[data-testid=stSidebarNav]');
         return n && n.innerText.includes('Review') && n.innerText.includes('Settings'); }""")
+    until_quiet(tab)
+
+
+def until_quiet(tab) -> None:
+    """Until no script run has been busy for 1.5 s."""
     quiet = 0
     for _ in range(240):
         busy = tab.locator('[data-testid="stStatusWidget"]').count() or tab.locator('[data-stale="true"]').count()

@@ -638,11 +638,11 @@ def load_targets(task_id: str) -> list:
             Target("Review ?task=", f"/review?task={task_id}")]
 
 
-def full_loads(browser, ui_url: str, run_log: Path, bare_url: str, bare_log: Path, task_id: str, repeat: int,
-               no_media: bool, timeline: bool) -> dict:
-    """Every page and deep link of the dashboard and of the bare app, each load a new session (cold and
-    warm: bench/page_loads.py), after one untimed round (a page's first run in a fresh server imports
-    its modules, once per server)."""
+def full_loads(browser, ui_url: str, run_log: Path, bare_url: str, bare_log: Path, form_url: str, form_log: Path,
+               task_id: str, repeat: int, no_media: bool, timeline: bool) -> dict:
+    """Every page and deep link of the dashboard, of the bare app and of the bare form app, each load a
+    new session (cold and warm: bench/page_loads.py), after one untimed round (a page's first run in a
+    fresh server imports its modules, once per server)."""
     if repeat <= 0:
         return {}
 
@@ -652,8 +652,9 @@ def full_loads(browser, ui_url: str, run_log: Path, bare_url: str, bare_log: Pat
     def new_context(browser):
         return load_context(browser, no_media)
 
-    apps = [page_loads.App("dailies", ui_url, runs_since(run_log)), page_loads.App("bare", bare_url,
-                                                                                    runs_since(bare_log))]
+    apps = [page_loads.App("dailies", ui_url, runs_since(run_log)),
+            page_loads.App("bare", bare_url, runs_since(bare_log)),
+            page_loads.App("form", form_url, runs_since(form_log))]
     targets = load_targets(task_id)
     page_loads.measure_loads(browser, apps, targets, 1, new_context, READ_LOG)
     return page_loads.measure_loads(browser, apps, targets, repeat, new_context, READ_LOG, timeline)
@@ -718,6 +719,10 @@ def main() -> None:
         bare_script.write_text(page_loads.BARE_APP)
         bare = start_dashboard(dashboard_dir, api_url, bare_log, None, script=bare_script)
         children.append(bare)
+        form_script, form_log = workdir / "bare_form_app.py", workdir / "bare_form_runs.jsonl"
+        form_script.write_text(page_loads.BARE_FORM_APP)
+        form = start_dashboard(dashboard_dir, api_url, form_log, None, script=form_script)
+        children.append(form)
         newest_succeeded = next(r["id"] for r in reversed(rows) if r["status"] == "succeeded")
         statuses = {s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}}
         print(f"{len(rows)} tasks ({', '.join(f'{n} {s}' for s, n in sorted(statuses.items()))}), "
@@ -737,8 +742,8 @@ def main() -> None:
                 if not args.skip_interactions:
                     interactions(session, args.repeat)
                 context.close()
-                loads = full_loads(browser, dashboard.url, run_log, bare.url, bare_log, newest_succeeded,
-                                   args.loads, args.no_media, args.timeline)
+                loads = full_loads(browser, dashboard.url, run_log, bare.url, bare_log, form.url, form_log,
+                                   newest_succeeded, args.loads, args.no_media, args.timeline)
                 profiles = {}
                 if args.browser_profile:
                     for target in load_targets(newest_succeeded):

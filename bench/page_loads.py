@@ -52,6 +52,105 @@ st.navigation([
 ]).run()
 '''
 
+# The bare form app: the same four addresses, each page showing the element types the dashboard's page
+# of that name shows on a first run (Streamlit loads each type's script when a page first uses it, and
+# a page waits for them: see bench/README.md), with nothing behind them: no service, no journal, no
+# custom component. Its load is the floor Streamlit itself sets for such a page; the table gives the
+# dashboard's ratio to it beside the ratio to the bare app.
+BARE_FORM_APP = '''
+"""A bare Streamlit app with the dashboard's element types on each page (bench/page_loads.py)."""
+import json
+
+import pandas as pd
+import streamlit as st
+
+VIDEO = "https://example.invalid/clip.mp4"
+
+
+def compose():
+    st.header("Compose")
+    left, right = st.columns([3, 2])
+    with left:
+        st.subheader("Model and mode")
+        st.selectbox("Model", ["Seedance 2.0", "Seedance 1.5 Pro"])
+        st.radio("Mode", ["Text only", "First frame", "First and last frame", "References"], horizontal=True)
+        st.text_area("Prompt", placeholder="Describe the shot")
+        st.subheader("Output")
+        st.selectbox("Resolution", ["480p", "720p", "1080p"])
+        st.checkbox("Let the model choose the length")
+        st.slider("Duration (seconds)", 4, 15, 5)
+        st.number_input("Seed", -1, 2**32 - 1, -1)
+        st.text_input("Callback URL")
+        st.checkbox("Sound", value=True)
+    with right:
+        st.subheader("Request")
+        st.metric("Video frame", "1280x720")
+        st.metric("Estimated tokens", "108,900")
+        st.error("content[0].text: the prompt is empty")
+        st.button("Submit", disabled=True)
+        st.html("<p>A line of HTML</p>")
+        st.code(json.dumps({"model": "doubao-seedance-2-0-260128", "content": []}, indent=2), language="json")
+
+
+def filters():
+    cols = st.columns(4)
+    cols[0].selectbox("Status", ["All", "Succeeded"])
+    cols[1].text_input("Task ids")
+    cols[2].number_input("Page size", 1, 500, 100)
+    cols[3].radio("Tier", ["All", "default", "flex"], horizontal=True)
+    st.text_area("Ids", height=68)
+
+
+def tasks():
+    st.header("Tasks")
+    filters()
+    st.dataframe(pd.DataFrame({"id": [f"cgt-{i:05d}" for i in range(100)], "status": ["succeeded"] * 100,
+                               "tokens": list(range(100))}), hide_index=True)
+
+
+def review():
+    st.header("Review")
+    cols = st.columns(5)
+    for col, label in zip(cols, ("Show", "Made by", "Batch"), strict=False):
+        col.selectbox(label, ["All"])
+    cols[3].multiselect("Compare", ["a", "b"])
+    cols[4].button("Refresh")
+    for label in ("Reel", "Report", "Share"):
+        with st.expander(label):
+            st.write("Opened on demand.")
+    st.pagination(26, key="page")
+    for row in range(2):
+        for i, col in enumerate(st.columns(3)):
+            with col.container(border=True):
+                st.video(VIDEO)
+                st.markdown("**a prompt**")
+                st.caption("details")
+                st.segmented_control("Version", ["v1"], default="v1", key=f"v{row}{i}")
+                st.selectbox("Status", ["Needs review", "Approved"], key=f"s{row}{i}")
+                st.feedback("stars", key=f"f{row}{i}")
+                st.text_area("Comment", key=f"c{row}{i}", height=68)
+                st.button("Post", key=f"p{row}{i}")
+
+
+def settings():
+    st.header("Settings")
+    with st.form("key"):
+        st.text_input("API key", type="password")
+        st.text_input("Your name")
+        st.form_submit_button("Save")
+    st.selectbox("Catalog", ["Volcengine", "BytePlus"])
+    st.button("Forget this key")
+
+
+st.set_page_config(page_title="Bare form", layout="wide")
+st.navigation([
+    st.Page(compose, title="Compose", url_path="compose", default=True),
+    st.Page(tasks, title="Tasks", url_path="tasks"),
+    st.Page(review, title="Review", url_path="review"),
+    st.Page(settings, title="Settings", url_path="settings"),
+]).run()
+'''
+
 # The page watcher's events that belong to runs (it also notes sent messages and the socket's opening).
 RUN_EVENTS = ("start", "finish", "rerun")
 GRACE_MS = 350
@@ -161,23 +260,28 @@ def describe(run: dict, since: float) -> str:
 def report(results: dict[tuple[str, str, str], LoadTimes], targets: list[Target], page_goal: float,
            link_goal: float) -> None:
     """The table: per target and kind, Dailies and bare (median ms from the navigation's start), their
-    ratio against the goal, and where Dailies' time goes (socket open, first run's start, script)."""
-    print(f"{'load':<22}{'kind':<6}{'dailies':>9}{'bare':>7}{'ratio':>7}{'goal':>6}  "
+    ratio against the goal, the bare form app's and Dailies' ratio to it, and where Dailies' time goes
+    (socket open, first run's start, script)."""
+    print(f"{'load':<16}{'kind':<6}{'dailies':>8}{'bare':>6}{'ratio':>7}{'goal':>6}  {'form':>5}{'/form':>6}  "
           f"{'socket':>7}{'1st run':>8}{'script':>7}{'runs':>5}  {'bare: socket':>12}{'1st run':>8}{'script':>7}")
     for target in targets:
         goal = link_goal if "?" in target.path else page_goal
         for kind in ("cold", "warm"):
             ours, bare = results[("dailies", target.name, kind)], results[("bare", target.name, kind)]
+            form = results.get(("form", target.name, kind))
             ratio = ours.median("finished") / bare.median("finished")
             flag = "" if ratio <= goal else " >"
-            print(f"{target.name:<22}{kind:<6}{ours.median('finished'):>9.0f}{bare.median('finished'):>7.0f}"
-                  f"{ratio:>7.2f}{goal:>5.1f}{flag:<2}"
+            form_cells = (f"{form.median('finished'):>5.0f}{ours.median('finished') / form.median('finished'):>6.2f}"
+                          if form else f"{'':>11}")
+            print(f"{target.name:<16}{kind:<6}{ours.median('finished'):>8.0f}{bare.median('finished'):>6.0f}"
+                  f"{ratio:>7.2f}{goal:>5.1f}{flag:<2} {form_cells}  "
                   f"{ours.median('socket'):>7.0f}{ours.median('started'):>8.0f}"
                   f"{statistics.median(ours.script_ms):>7.0f}{ours.median('runs'):>5.0f}  "
                   f"{bare.median('socket'):>12.0f}{bare.median('started'):>8.0f}"
                   f"{statistics.median(bare.script_ms):>7.0f}")
-    print("ms from the navigation's start, medians; socket: the page opened Streamlit's WebSocket; 1st run: "
-          "the session's first run began (new_session); script: the server's script runs of the load, summed.")
+    print("ms from the navigation's start, medians; form: the bare form app (the page's element types, nothing "
+          "behind them), /form: Dailies' ratio to it; socket: the page opened Streamlit's WebSocket; 1st run: the "
+          "session's first run began (new_session); script: the server's script runs of the load, summed.")
 
 
 def browser_profile(browser, url: str, new_context: Callable, read_log: str) -> tuple[float, float, list]:

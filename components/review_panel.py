@@ -51,7 +51,10 @@ REPORT_KEY = "review.report_open"
 SHARE_KEY = "review.share_open"
 FRESH_KEY = "review._fresh"  # the Refresh button was pressed: this run lists anew
 CARDS_PER_ROW = 3
-CARDS_PER_PAGE = 12
+# Two rows: a card is a player and a dozen widgets for the browser to draw, and a new session's page is
+# ready only once every card is (bench/dashboard.py: a warm load of 12 cards took 2.0x the bare app's,
+# of 6 cards 1.6x); the first screen shows one row anyway.
+CARDS_PER_PAGE = 6
 COMPARE_MAX = 4
 ANYONE = "anyone"
 
@@ -115,16 +118,17 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     st.session_state.pop(PAGE_FOLLOWS_KEY, None)  # this is the page's run: it follows every change
     st.session_state[PAGE_RUN_KEY] = uuid.uuid4().hex  # cards drawn in it use what it gathered
     max_age = 0 if st.session_state.pop(FRESH_KEY, False) else data.LIST_MAX_AGE_S
+    task_id = st.query_params.get("task")
+    if task_id:
+        # One task alone needs its own record and journal rows, not the listing of every result: a
+        # deep link (a new session, the listing not cached yet) asks the service for one task only.
+        single(client, journal, task_id, now, tz)
+        return
     results, problems = gather(journal, online=client is not None, max_age=max_age)
     for problem in problems:
         st.warning(problem)
     by_id = {r.task_id: r for r in results}
     cache_id = connection.current().cache_id
-
-    task_id = st.query_params.get("task")
-    if task_id:
-        single(client, journal, by_id, task_id, now, tz)
-        return
 
     shots = shots_of(journal, results)
     batches = {b["id"]: b for b in journal.batches()}
@@ -217,22 +221,20 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
                 card(journal, shot, now, tz, client, cache_id)
 
 
-def single(client: Client | None, journal: Journal, by_id: dict[str, Result], task_id: str, now: float,
-           tz: tzinfo) -> None:
-    """The deep-linked task alone, larger, with its review widgets and comments."""
+def single(client: Client | None, journal: Journal, task_id: str, now: float, tz: tzinfo) -> None:
+    """The deep-linked task alone, larger, with its review widgets and comments: asked of the service
+    (whatever its status), else the journal's last copy of it."""
     if st.button("← All results", key="review.back"):
         st.query_params.pop("task", None)
         st.rerun()
-    result = by_id.get(task_id)
-    if result is None:
-        # Not a succeeded task the service lists, nor kept: ask for it directly (it may be running).
-        loaded = load(client, journal, task_id)
-        if loaded.record is None:
-            st.error(f"No result {task_id}: the service does not have it and nothing was kept.")
-            return
-        result = Result(task_id, loaded.record, journal.submission(task_id), journal.statuses([task_id]).get(task_id),
-                        journal.ratings([task_id]).get(task_id, {}), journal.comments([task_id]).get(task_id, []),
-                        journal.kept(task_id), listed=loaded.live)
+    loaded = load(client, journal, task_id)
+    if loaded.record is None:
+        st.error(f"No result {task_id}: the service does not have it and nothing was kept.")
+        return
+    ids = [task_id]
+    result = Result(task_id, loaded.record, journal.submission(task_id), journal.statuses(ids).get(task_id),
+                    journal.ratings(ids).get(task_id, {}), journal.comments(ids).get(task_id, []),
+                    journal.kept(task_id), listed=loaded.live, author=journal.authors(ids).get(task_id, ""))
     left, right = st.columns([3, 2], gap="large")
     with left:
         version_player(result, now, 540)

@@ -286,6 +286,26 @@ def test_deep_link_opens_one_result(env, results):
     assert cards(at) == results and "task" not in at.query_params
 
 
+def test_a_deep_link_asks_for_its_task_alone_and_shows_its_review(env, results, monkeypatch):
+    # A deep link is a new session: it must not wait for the listing of every result (issue 26), yet
+    # show what the grid would show of that task: its status, the stars, the comments.
+    env.set_status(results[1], "approved")
+    env.rate(results[1], 3)
+    env.add_comment(results[1], "lovely light", timecode=1.5)
+    reads = []
+    real_list = Tasks.list
+    monkeypatch.setattr(Tasks, "list", lambda self, **query: reads.append(query) or real_list(self, **query))
+    at = open_review(task=results[1])
+    assert not at.exception
+    assert reads == []
+    assert cards(at) == [results[1]] and len(players(at)) == 1
+    assert at.selectbox(key=f"review.status.{results[1]}").value == "approved"
+    assert any("★ 3.0 average" in c.value for c in at.caption)
+    assert any("lovely light" in m.value for m in at.markdown)
+    at.button(key="review.back").click().run()
+    assert cards(at) == results and reads  # the grid lists the service's results
+
+
 def test_open_alone_from_the_grid(env, results):
     at = open_review()
     at.button(key=f"review.open.{results[1]}").click().run()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -178,3 +179,61 @@ def module_backend(request) -> Iterator[Backend]:
     """`backend` for module-scoped fixtures (a server shared by a module's tests)."""
     with open_backend(request, request.param) as opened:
         yield opened
+
+
+
+# The longest work units (measured on 2 cores), handed out first under xdist so that none is left to
+# run at the end while the other worker idles: the browser's, then the multi-process fault tests.
+LONGEST_FIRST = ["tests/browser", "tests/team/test_faults.py", "tests/team/test_cluster.py",
+                 "tests/service/test_sdk_and_processes.py", "tests/service/test_gateway.py"]
+
+
+def work_unit(nodeid: str) -> str:
+    """What one xdist worker runs as one unit, in order: a test module, so its module fixtures (a
+    product, a gateway and its upstream, a cluster) start once; or every browser test, because the
+    package's Playwright fixtures must be closed before the worker's asyncio tests run
+    (tests/browser/conftest.py) and two `dailies up` with Chromium at once would overload 2 cores."""
+    path = nodeid.split("::", 1)[0]
+    return "tests/browser" if path.startswith("tests/browser/") else path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadscope` (pyproject.toml) with work_unit's units. Not xdist's own loadgroup: it
+    groups by appending to the test ids, which pytest 9.2's structured ids no longer allow, so its
+    groups silently do nothing."""
+    if config.getoption("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WorkUnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return WorkUnitScheduling(config, log)
+
+
+def _set_nodeid(item: pytest.Item, nodeid: str) -> None:
+    if hasattr(item, "_id"):  # pytest >= 9.2 keeps a structured id
+        from _pytest.nodeid import NodeId
+
+        item._id = NodeId.parse(nodeid)
+    else:
+        item._nodeid = nodeid
+
+
+def pytest_collection_modifyitems(config, items):
+    # pytest-xdist hands out tests by id, so tests sharing one would run once, the others silently
+    # never: schemathesis's items (tests/service/test_fuzz_openapi.py, one per API operation) all
+    # carry their function's id under pytest 9.2; each is given the id pytest gives a parametrized
+    # test, its name.
+    ids = Counter(item.nodeid for item in items)
+    for item in items:
+        if ids[item.nodeid] > 1 and item.name != item.nodeid.rsplit("::", 1)[-1]:
+            _set_nodeid(item, f"{item.parent.nodeid}::{item.name}")
+    repeated = [nodeid for nodeid, n in Counter(item.nodeid for item in items).items() if n > 1]
+    if repeated:
+        raise pytest.UsageError(f"tests sharing an id would run only once under xdist: {repeated}")
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker sorts alike: their collections must match
+        rank = {unit: n for n, unit in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda item: rank.get(work_unit(item.nodeid), len(rank)))

@@ -3,7 +3,6 @@ tests talk to it over HTTP exactly as they would to `dailies serve`."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -15,13 +14,9 @@ import uvicorn
 from dailies.service.app import create_app
 from dailies.service.settings import Settings
 
+from .servers import free_port
+
 API_KEY = "test-key-local"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

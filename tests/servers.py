@@ -9,6 +9,7 @@ databases and buckets freely, and nothing outlives the run.
 from __future__ import annotations
 
 import glob
+import itertools
 import json
 import os
 import shutil
@@ -31,10 +32,37 @@ class ServerUnavailable(RuntimeError):
     """The server cannot be started on this machine (its binary is missing); says what to install."""
 
 
+# Under pytest-xdist, each worker hands out ports from a block of its own, below Linux's ephemeral
+# range (32768-60999): a port from bind(0) is free only until the probe's socket closes, and until
+# the server binds it another worker's bind(0), or any outgoing connection, may be given the same one.
+_WORKER_PORTS = 1000
+_FIRST_WORKER_PORT = 20000
+_next_port = itertools.count()
+
+
+def _worker_number() -> int | None:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ... (unset without xdist)
+    return int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else None
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A loopback port nothing is bound to, for a server about to start."""
+    worker = _worker_number()
+    if worker is None or worker >= (32768 - _FIRST_WORKER_PORT) // _WORKER_PORTS:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return sock.getsockname()[1]
+    base = _FIRST_WORKER_PORT + worker * _WORKER_PORTS
+    for _ in range(_WORKER_PORTS):
+        port = base + next(_next_port) % _WORKER_PORTS
+        with socket.socket() as sock:
+            try:
+                # No SO_REUSEADDR: a port still in TIME_WAIT from an earlier server is passed over.
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {base}-{base + _WORKER_PORTS - 1}")
 
 
 def _wait_for(probe, timeout: float, what: str, log: Path | None = None) -> None:

@@ -374,8 +374,11 @@ def _add_shot(reel: _Reel, shot: ReelShot, canvas: _Canvas, burn_in: _BurnIn | N
                         emit(pending, placed)
                         shown += 1
                     pending = decoded
-                    duration = (float(decoded.duration * decoded.time_base)
-                                if decoded.duration and decoded.time_base else default_duration)
+                    # Frame.duration came with PyAV 13; on 12 (the oldest pyproject allows) every frame
+                    # lasts the stream's frame interval.
+                    frame_duration = getattr(decoded, "duration", None)
+                    duration = (float(frame_duration * decoded.time_base)
+                                if frame_duration and decoded.time_base else default_duration)
                     end = max(end, t + duration)
             if resampler is not None:
                 take_audio(resampler.resample(None))

@@ -52,8 +52,8 @@ SHARE_KEY = "review.share_open"
 FRESH_KEY = "review._fresh"  # the Refresh button was pressed: this run lists anew
 CARDS_PER_ROW = 3
 # Two rows: a card is a player and a dozen widgets for the browser to draw, and a new session's page is
-# ready only once every card is (bench/dashboard.py: a warm load of 12 cards took 2.0x the bare app's,
-# of 6 cards 1.6x); the first screen shows one row anyway.
+# ready only once every card is (bench/dashboard.py: a warm load of 12 cards took 2.0-2.5x the bare app's,
+# of 6 cards 1.7-1.9x); the first screen shows one row anyway.
 CARDS_PER_PAGE = 6
 COMPARE_MAX = 4
 ANYONE = "anyone"

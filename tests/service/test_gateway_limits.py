@@ -111,12 +111,12 @@ def test_forty_tasks_from_four_members_stay_within_the_upstreams_concurrency_and
             keep_rows()
         return wait
 
-    def answered(key_name: str, model: str) -> None:
+    def answered_and_kept(key_name: str, model: str) -> None:
         answered_upstream(key_name, model)
         keep_rows()
 
     services.generator.admit = recorded
-    services.generator.answered = answered
+    services.generator.answered = answered_and_kept
     answered: Counter[int] = Counter()  # every status code a member got, creates and reads
     lock = threading.Lock()
 

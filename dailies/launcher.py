@@ -63,9 +63,10 @@ def local_key(data_dir: Path) -> str:
 
 
 def dashboard_script() -> Path:
+    """The dashboard's server (dashboard/server.py: the router app.py with the dashboard's middleware)."""
     import dashboard
 
-    return Path(dashboard.__file__).resolve().parent / "app.py"
+    return Path(dashboard.__file__).resolve().parent / "server.py"
 
 
 def streamlit_command(port: int, host: str = "127.0.0.1", headless: bool = True) -> list[str]:

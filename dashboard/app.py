@@ -1,5 +1,6 @@
-"""Dailies dashboard: the entry point and router. Run with `dailies up` (service + dashboard)
-or `streamlit run dashboard/app.py` against ARK_BASE_URL / ARK_API_KEY. The pages are listed in
+"""Dailies dashboard: the router. Run with `dailies up` (service + dashboard), or `streamlit run
+dashboard/server.py` (this router with the dashboard's middleware, as `dailies dashboard` starts it)
+against ARK_BASE_URL / ARK_API_KEY; `streamlit run dashboard/app.py` runs the pages alone. The pages are listed in
 components/pages.py, which the links between pages read too."""
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ Streamlit loads each element type's script (and the modules it imports) the firs
 one, and evaluates it before it draws the element; meanwhile the element is a skeleton. This bench
 measures that cost per type with bench/page_loads.py's full loads (from the navigation's start until
 the run has finished and nothing is a skeleton), so a page's floor can be read off the types it shows:
-the dashboard's Compose form shows ten types, its Review cards eight (bench/README.md). It prints
+the dashboard's Compose form shows ten types, its Review cards eight (bench/README.md). Two pages
+combine types: the least a composer needs (a model, a mode, a prompt, a button) and one of each type
+Compose shows. The app is served as the dashboard is (dashboard/server.py's middleware). It prints
 figures; it asserts nothing.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 import statistics
 import sys
 import tempfile
@@ -62,7 +65,28 @@ ELEMENTS = {
     "expander": lambda: st.expander("More").write("inside"),
     "popover": lambda: st.popover("More").write("inside"),
     "dataframe": lambda: st.dataframe({"id": list(range(100))}),
+    "least_composer": lambda: least_composer(),
+    "compose_types": lambda: compose_types(),
 }
+
+
+def least_composer():
+    """The least a composer needs on a first look: a model, a mode, a prompt and a button."""
+    st.selectbox("Model", ["a", "b"])
+    st.radio("Mode", ["x", "y"], horizontal=True)
+    st.text_area("Prompt")
+    st.button("Submit")
+
+
+def compose_types():
+    """One of each type the dashboard's Compose page shows on a first run."""
+    least_composer()
+    st.checkbox("Auto")
+    st.slider("Duration", 2, 12, 5)
+    st.number_input("Seed", -1, 9, -1)
+    st.text_input("URL")
+    st.metric("Tokens", "108,900")
+    st.html("<b>html</b>")
 
 
 def page_of(name):
@@ -74,10 +98,23 @@ def page_of(name):
 
 
 st.set_page_config(page_title="Element costs", layout="wide")
-st.navigation([st.Page(page_of(name), title=name, url_path=name, default=name == "text")
-               for name in ELEMENTS]).run()
+# Every measured page below the root, so each pays alike what Streamlit's page does before it connects
+# there (a first probe of /<page>/_stcore/health, a 404, and 100 ms); the root page is not measured.
+st.navigation([st.Page(page_of(name), title=name, url_path=name) for name in ELEMENTS]
+              + [st.Page(lambda: st.write("The root page (not measured)."), title="root", url_path="root",
+                         default=True)]).run()
 '''
-NAMES = [line.split('"')[1] for line in ELEMENTS_APP.splitlines() if line.startswith('    "')]
+NAMES = re.findall(r'^    "(\w+)": lambda', ELEMENTS_APP, flags=re.MULTILINE)
+# The app behind the dashboard's own middleware (dashboard/server.py), which spares every page below the
+# root Streamlit's first probe of /<page>/_stcore/health (a 404 and a 100 ms wait before it connects).
+SERVER = '''
+import streamlit as st
+from starlette.middleware import Middleware
+
+from dashboard.server_address import ServerAddressHint
+
+app = st.App(%r, middleware=[Middleware(ServerAddressHint, page_paths=%r, base_url_path=lambda: "")])
+'''
 
 
 def main() -> None:
@@ -91,9 +128,11 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="dailies-bench-elements-"))
     script, log = workdir / "elements_app.py", workdir / "runs.jsonl"
     script.write_text(ELEMENTS_APP)
-    app = dashboard_bench.start_dashboard(workdir, "http://127.0.0.1:9/api/v3", log, None, script=script)
+    server = workdir / "elements_server.py"  # served as the dashboard is: every page connects on the first try
+    server.write_text(SERVER % (script.name, NAMES))
+    app = dashboard_bench.start_dashboard(workdir, "http://127.0.0.1:9/api/v3", log, None, script=server)
     try:
-        targets = [page_loads.Target(name, "/" if name == "text" else f"/{name}") for name in NAMES]
+        targets = [page_loads.Target(name, f"/{name}") for name in NAMES]
         apps = [page_loads.App("elements", app.url, lambda since: [])]
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=dashboard_bench.CHROMIUM, args=dashboard_bench.CHROMIUM_ARGS)

@@ -81,15 +81,16 @@ def compose():
         st.slider("Duration (seconds)", 4, 15, 5)
         st.number_input("Seed", -1, 2**32 - 1, -1)
         st.text_input("Callback URL")
-        st.checkbox("Sound", value=True)
+        st.checkbox("Watermark")
+        st.toggle("Generate sound", value=True)
     with right:
         st.subheader("Request")
         st.metric("Video frame", "1280x720")
         st.metric("Estimated tokens", "108,900")
         st.error("content[0].text: the prompt is empty")
         st.button("Submit", disabled=True)
-        st.html("<p>A line of HTML</p>")
-        st.code(json.dumps({"model": "doubao-seedance-2-0-260128", "content": []}, indent=2), language="json")
+        # The JSON body as the dashboard shows it: preformatted HTML (st.code's highlighter costs far more).
+        st.html("<pre>" + json.dumps({"model": "doubao-seedance-2-0-260128", "content": []}, indent=2) + "</pre>")
 
 
 def filters():

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from dailies.launcher import dashboard_env, streamlit_command
 from dashboard.server_address import SCRIPT
 
+from ..servers import free_port
+from .conftest import running_process
 from .ui import open_page
 
 pytestmark = [pytest.mark.browser]
@@ -30,6 +33,19 @@ def test_a_new_session_probes_the_server_once_at_its_root(page, product, path):
     assert [p for p in seen if p.startswith("_stcore/")] == seen, seen  # nothing below the page's path
     assert seen[:3] == ["_stcore/health", "_stcore/host-config", "_stcore/stream"], seen
     assert seen.count("_stcore/health") == 1, seen
+
+
+def test_below_a_base_url_path_a_page_probes_the_base_once(page, product, tmp_path, monkeypatch):
+    port = free_port()
+    for name, value in dashboard_env({}, product.api_url, product.api_key, tmp_path, team=False).items():
+        monkeypatch.setenv(name, value)
+    command = [*streamlit_command(port), "--server.baseUrlPath", "team"]
+    with running_process(command, tmp_path / "dashboard.log", f"http://127.0.0.1:{port}/team/_stcore/health"):
+        seen = server_requests(page)
+        page.goto(f"http://127.0.0.1:{port}/team/review")
+        page.locator("[data-testid=stHeading]").filter(has_text="Review").wait_for()
+    assert seen[:3] == ["team/_stcore/health", "team/_stcore/host-config", "team/_stcore/stream"], seen
+    assert not [p for p in seen if p.startswith("team/review/")], seen
 
 
 @pytest.mark.parametrize(("address", "base"), [("http://dailies.test/review", "http://dailies.test/"),

@@ -100,6 +100,14 @@ def compare(results: list[Result], now: float) -> None:
     st.dataframe(comparison_table(results), width="stretch")
 
 
+def _fill_prompts(results: list[Result], client: Client | None, cache_id: str) -> None:
+    """The service's stored prompt of each version not submitted from a dashboard, for the reel's picker
+    and slates and the report, which take every version shown (the cards fill only their page's, and
+    are drawn after these)."""
+    for result in results:
+        fill_from_service(result, client, cache_id)
+
+
 def _list_anew() -> None:
     st.session_state[FRESH_KEY] = True
 
@@ -184,6 +192,7 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
         from .reel_maker import render_reel_maker
 
         with reel:
+            _fill_prompts(in_view, client, cache_id)
             render_reel_maker(in_view, journal, client, now)
     report = st.expander(f"📄 Report of the notes ({len(in_view)} version(s) shown)", key=REPORT_KEY,
                          on_change="rerun")
@@ -191,6 +200,7 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
         from .report_download import render_report_buttons
 
         with report:
+            _fill_prompts(in_view, client, cache_id)
             render_report_buttons(in_view, journal, now)
     # A share: the results picked for comparison, else the newest version of each shot shown.
     to_share = chosen or [shot.newest.task_id for shot in shown]

@@ -7,6 +7,8 @@ The module has a service of its own, so the grid holds exactly the results made 
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import time
 from pathlib import Path
@@ -17,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from components import catalogs, review_panel
 from components.compose_form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
 from components.keep import keep_result
+from components.review_card import short_id
 from dailies.client import Client, Tasks
 from dailies.journal import Journal, Scope, Submission
 from dailies.spec.catalog import Region
@@ -408,6 +411,28 @@ def test_a_report_of_the_notes_of_the_versions_shown(env, results):
     assert not at.exception
     labels = sorted(b.proto.label for b in at.get("download_button"))
     assert labels == ["Report (CSV)", "Report (PDF)"]  # their content: tests/dashboard/test_review_report.py
+
+
+def test_the_reel_and_the_report_name_the_prompts_the_service_stored(env, results):
+    """Tasks made with the API (these were) have no journal prompt: the reel's picker and slates and
+    the report take the service's stored request's, as the cards do, before any card is drawn."""
+    from components.report_download import KEY as REPORT_BUILT
+
+    member(env, "Bo").set_status(results[1], "approved")
+    at = open_review()
+    at.session_state[review_panel.REEL_KEY] = True
+    at.session_state[review_panel.REPORT_KEY] = True
+    at.run()
+    [picker] = [m for m in at.multiselect if m.key != review_panel.COMPARE_KEY]
+    assert picker.value == [results[1]]
+    assert sorted(picker.options) == sorted([f"{short_id(results[0])} · Pending review · take three",
+                                             f"{short_id(results[1])} · Approved · take two",
+                                             f"{short_id(results[2])} · Pending review · take one"])
+    at.button(key="review.report.prepare").click().run()
+    assert not at.exception
+    csv_text = at.session_state[f"{REPORT_BUILT}.built"][3].decode("utf-8-sig")
+    rows = {row["task_id"]: row["prompt"] for row in csv.DictReader(io.StringIO(csv_text))}
+    assert rows == {results[0]: "take three", results[1]: "take two", results[2]: "take one"}
 
 
 def test_sharing_the_shots_shown_with_a_guest(env, results, monkeypatch):

@@ -30,7 +30,8 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from sqlalchemy import Row
@@ -71,6 +72,23 @@ class _Running:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.tasks: dict[str, tuple[str, threading.Event]] = {}  # task id -> (worker id, lost flag)
+        # Slots between a claim's start and the render's registration: the task may be running in the
+        # database already, and a graceful stop must wait for it as for a render.
+        self.claiming = 0
+
+    @contextmanager
+    def claim_window(self) -> Iterator[None]:
+        with self.lock:
+            self.claiming += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.claiming -= 1
+
+    def busy(self) -> bool:
+        with self.lock:
+            return bool(self.tasks) or self.claiming > 0
 
     def add(self, task_id: str, worker_id: str) -> threading.Event:
         lost = threading.Event()
@@ -128,7 +146,7 @@ class WorkerPool:
         self.draining.set()
         self.wakeups.tasks.notify()  # idle slots need not sit out their poll interval
         deadline = time.monotonic() + grace
-        while self.running.snapshot() and time.monotonic() < deadline:
+        while self.running.busy() and time.monotonic() < deadline:
             time.sleep(0.05)
         left = len(self.running.snapshot())
         if grace and left:
@@ -158,11 +176,13 @@ class WorkerPool:
                     self.health.wait_all_up(self.wakeups.poll_interval)
                     continue
                 seen = wakeup.generation()
-                row = self._claim(worker_id)
+                with self.running.claim_window():  # a stop now waits for what this claims
+                    row = self._claim(worker_id)
+                    lost = self.running.add(row.id, worker_id) if row is not None else None
                 if row is None:
                     wakeup.wait(seen, self.wakeups.poll_interval)
                     continue
-                self.run_one(row, worker_id)
+                self.run_one(row, worker_id, lost)
                 streak.ok()
             except Exception as exc:  # nothing may end a slot: it would silently leave the process one short
                 self.draining.wait(streak.failed(exc))
@@ -186,9 +206,10 @@ class WorkerPool:
         keys = getattr(self.generator, "keys", None) or self.settings.upstream_keys
         return self.settings.upstream_concurrency * max(1, len(keys))
 
-    def run_one(self, row: Row, worker_id: str) -> None:
-        """Render a claimed task, store its files and record the outcome. Never raises."""
-        lost = self.running.add(row.id, worker_id)
+    def run_one(self, row: Row, worker_id: str, lost: threading.Event | None = None) -> None:
+        """Render a claimed task, store its files and record the outcome. Never raises. `lost`: the
+        task's registration among the running ones, when the claim made it already."""
+        lost = lost if lost is not None else self.running.add(row.id, worker_id)
         scratch = self.settings.scratch_dir / f"{row.id}-{worker_id}"
         started = time.monotonic()
         try:

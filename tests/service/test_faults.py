@@ -262,6 +262,59 @@ async def test_a_graceful_stop_lets_renders_finish_or_puts_them_back(env, finish
     assert services.store.get_by_id(waiting).status == TaskStatus.QUEUED
 
 
+class CancelFirst:
+    """A generator that looks for a cancellation before anything else."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def render(self, job, inputs, progress, is_cancelled):
+        from dailies.generator.protocol import RenderCancelled
+
+        if is_cancelled():
+            raise RenderCancelled()
+        return self.inner.render(job, inputs, progress, is_cancelled)
+
+
+class GatedClaims:
+    """The store, with each claim held (the task already running in the database) until `go` is set."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self.claimed = threading.Event()
+        self.go = threading.Event()
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+    def claim_next(self, *args, **kwargs):
+        row = self.store.claim_next(*args, **kwargs)
+        if row is not None:
+            self.claimed.set()
+            self.go.wait(60)
+        return row
+
+
+async def test_a_graceful_stop_waits_for_a_task_claimed_but_not_yet_rendering(env):
+    """A stop between a claim and the render's start (the task already `running`) lets it finish."""
+    services = env.services
+    services.workers.generator = CancelFirst(env.generator)  # as a real renderer, it honours a cancellation
+    gated = GatedClaims(services.store)
+    services.workers.store = gated
+    task_id = (await env.create(text_body())).json()["id"]
+    services.settings.workers = 1
+    services.workers.start()
+    wait_until(gated.claimed.is_set, "the claim")
+    assert services.store.get_by_id(task_id).status == TaskStatus.RUNNING
+    stopping = threading.Thread(target=services.workers.stop, kwargs={"grace": 120})
+    stopping.start()
+    wait_until(services.workers.draining.is_set, "the stop to begin")
+    gated.go.set()
+    stopping.join(60)
+    assert not stopping.is_alive()
+    assert services.store.get_by_id(task_id).status == TaskStatus.SUCCEEDED
+
+
 async def test_readiness_names_the_dependency_that_does_not_answer(env):
     ready = await env.client.get("/readyz")
     assert ready.status_code == 200 and ready.json()["status"] == "ready"

@@ -1,0 +1,35 @@
+"""The captions' fonts (dailies.generator.typography): a Chinese prompt is drawn in real glyphs where
+a CJK font is installed (CI installs Noto CJK), and the machine without one says so by falling back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image, ImageDraw
+
+from dailies.generator.typography import _CJK_FONTS, _LATIN_FONTS, load_font, needs_cjk, wrap
+
+
+def drawn(text: str, font) -> bytes:
+    image = Image.new("L", (120, 80))
+    ImageDraw.Draw(image).text((10, 10), text, font=font, fill=255)
+    return image.tobytes()
+
+
+def test_chinese_is_drawn_in_glyphs_of_their_own_where_a_cjk_font_is_installed():
+    font = load_font(48, cjk=True)
+    installed = next((p for p in _CJK_FONTS if Path(p).is_file()), None)
+    if installed is not None:
+        assert Path(font.path) == Path(installed)
+        # Real glyphs differ from each other; a font without them draws one box for every character.
+        lantern, cage, small = drawn("灯", font), drawn("笼", font), drawn("小", font)
+        assert len({lantern, cage, small}) == 3 and any(lantern)
+    else:
+        assert getattr(font, "path", None) in (*_LATIN_FONTS, None)  # the Latin (or Pillow's) font instead
+
+
+def test_chinese_text_wraps_between_characters():
+    assert needs_cjk("河上的灯笼") and not needs_cjk("a paper boat")
+    font = load_font(24, cjk=True)
+    lines = wrap("河上的灯笼慢慢升起，照亮了整条小河", font, max_width=5 * 24)
+    assert len(lines) > 1 and "".join(lines) == "河上的灯笼慢慢升起，照亮了整条小河"

@@ -101,9 +101,9 @@ def compare(results: list[Result], now: float) -> None:
 
 
 def _fill_prompts(results: list[Result], client: Client | None, cache_id: str) -> None:
-    """The service's stored prompt of each version not submitted from a dashboard, for the reel's picker
-    and slates and the report, which take every version shown (the cards fill only their page's, and
-    are drawn after these)."""
+    """The service's stored prompt of each version not submitted from a dashboard, for what takes versions
+    beyond the cards (compare, the reel's picker and slates, the report): the cards fill only their
+    page's, and are drawn after these."""
     for result in results:
         fill_from_service(result, client, cache_id)
 
@@ -180,9 +180,9 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     if len(chosen) >= 2:
         with st.container(border=True):
             st.markdown(f"**Comparing {len(chosen)} results**")
-            for t in chosen:
-                fill_from_service(by_id[t], client, cache_id)
-            compare([by_id[t] for t in chosen], now)
+            compared = [by_id[t] for t in chosen]
+            _fill_prompts(compared, client, cache_id)
+            compare(compared, now)
 
     # Tools on what the filters show (every version of those shots), drawn only while opened, and
     # imported only then: the reel's video stack and the report's PDF library would slow every run.

@@ -21,6 +21,16 @@ from .settings import Settings
 from .startup import ConfigurationError, wait_for_database
 
 log = logging.getLogger("dailies.worker")
+# How often the main thread wakes while it waits to be stopped (see wait_until_stopped).
+SIGNAL_CHECK_S = 0.5
+
+
+def wait_until_stopped(stop: threading.Event) -> None:
+    """Until `stop` is set. The kernel may hand SIGTERM to any thread (a render's, boto's); Python then
+    runs the handler on the main thread only once that thread runs Python code again, which a wait
+    without a timeout never does: a worker so signalled went on until SIGKILL. Hence short waits."""
+    while not stop.wait(SIGNAL_CHECK_S):
+        pass
 
 
 def run_worker(settings: Settings, generator: Generator | None = None, stop: threading.Event | None = None,
@@ -50,7 +60,7 @@ def run_worker(settings: Settings, generator: Generator | None = None, stop: thr
     log.info("worker started: %d render slot(s)%s; %s", settings.workers,
              f", metrics on port {metrics_port}" if metrics_port is not None else "", services.describe())
     try:
-        stop.wait()
+        wait_until_stopped(stop)
     finally:
         log.info("worker stopping: no more claims; running renders have %g s to finish", grace_period)
         services.stop(grace_period)

@@ -14,14 +14,33 @@ import json
 import secrets
 import threading
 import time
-from base64 import b64decode
+from base64 import b64decode, urlsafe_b64encode
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlparse
 
-from authlib.jose import JsonWebKey, jwt
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 CLIENT_ID = "dailies-dashboard"
 CLIENT_SECRET = "fake-provider-client-secret"
+KEY_ID = "fake-1"
+
+
+# The ID token is signed here with `cryptography` (RS256 is a PKCS#1 v1.5 signature over SHA-256):
+# Authlib's own JOSE module, which the dashboard's sign-in uses to check it, warns that it is
+# deprecated when a test imports it to sign.
+def _b64url(raw: bytes) -> str:
+    return urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _big_endian(number: int) -> bytes:
+    return number.to_bytes((number.bit_length() + 7) // 8, "big")
+
+
+def signed_jwt(header: dict, claims: dict, key: rsa.RSAPrivateKey) -> str:
+    signing_input = f"{_b64url(json.dumps(header).encode())}.{_b64url(json.dumps(claims).encode())}"
+    signature = key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+    return f"{signing_input}.{_b64url(signature)}"
 
 
 class FakeProvider:
@@ -29,7 +48,7 @@ class FakeProvider:
         """`users`: a login name -> the claims of that person (sub, name, email)."""
         self.users = users
         self.signing_in_as = next(iter(users))
-        self.key = JsonWebKey.generate_key("RSA", 2048, is_private=True, options={"kid": "fake-1"})
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self._codes: dict[str, tuple[str, str | None, str]] = {}  # code -> (user, nonce, redirect_uri)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.issuer = f"http://127.0.0.1:{self.server.server_port}"
@@ -84,13 +103,15 @@ class FakeProvider:
         claims = {"iss": self.issuer, "aud": CLIENT_ID, "iat": now, "exp": now + 3600, **self.users[user]}
         if nonce:
             claims["nonce"] = nonce
-        id_token = jwt.encode({"alg": "RS256", "kid": "fake-1"}, claims, self.key)
+        id_token = signed_jwt({"alg": "RS256", "typ": "JWT", "kid": KEY_ID}, claims, self.key)
         self.token_requests += 1
         return 200, {"access_token": secrets.token_urlsafe(16), "token_type": "Bearer", "expires_in": 3600,
-                     "id_token": id_token.decode() if isinstance(id_token, bytes) else id_token}
+                     "id_token": id_token}
 
     def jwks(self) -> dict:
-        return {"keys": [self.key.as_dict(is_private=False, kid="fake-1", alg="RS256", use="sig")]}
+        numbers = self.key.public_key().public_numbers()
+        return {"keys": [{"kty": "RSA", "kid": KEY_ID, "alg": "RS256", "use": "sig",
+                          "n": _b64url(_big_endian(numbers.n)), "e": _b64url(_big_endian(numbers.e))}]}
 
     def _handler(self):
         provider = self

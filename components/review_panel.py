@@ -53,8 +53,10 @@ FRESH_KEY = "review._fresh"  # the Refresh button was pressed: this run lists an
 CARDS_PER_ROW = 3
 # Two rows: a card is a player and a dozen widgets for the browser to draw, and a new session's page is
 # ready only once every card is (bench/dashboard.py: a warm load of 12 cards took 2.0-2.5x the bare app's,
-# of 6 cards 1.7-1.9x); the first screen shows one row anyway.
-CARDS_PER_PAGE = 6
+# of 6 cards 1.7-1.9x); the first screen shows one row anyway. A reviewer going through a long day's
+# shots can take more per page (kept for the session).
+PER_PAGE_CHOICES = (6, 12, 24)
+PER_PAGE_KEY = "review.per_page"
 COMPARE_MAX = 4
 ANYONE = "anyone"
 
@@ -216,14 +218,21 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
                 "No succeeded results yet. Results appear here when tasks succeed, and kept results stay "
                 "here after the service forgets them.")
         return
-    pages = max(1, math.ceil(len(shown) / CARDS_PER_PAGE))
+    per_page = PER_PAGE_CHOICES[0]
+    if len(shown) > PER_PAGE_CHOICES[0]:
+        paging, size = st.columns([5, 1], vertical_alignment="bottom")
+        with size:
+            per_page = st.selectbox("Cards per page", PER_PAGE_CHOICES, key=PER_PAGE_KEY, on_change=_reset_page,
+                                    persist_state="session")
+    pages = max(1, math.ceil(len(shown) / per_page))
     page = 1
     if pages > 1:
-        page = st.pagination(pages, key=PAGE_KEY)
+        with paging:
+            page = st.pagination(pages, key=PAGE_KEY)
     page = min(max(page, 1), pages)
-    start = (page - 1) * CARDS_PER_PAGE
+    start = (page - 1) * per_page
     st.caption(f"{len(shown)} shot(s) · page {page} of {pages} · statuses, stars and comments are saved as you go.")
-    on_page = shown[start:start + CARDS_PER_PAGE]
+    on_page = shown[start:start + per_page]
     for row in range(0, len(on_page), CARDS_PER_ROW):
         cols = st.columns(CARDS_PER_ROW, gap="medium")
         for col, shot in zip(cols, on_page[row:row + CARDS_PER_ROW], strict=False):

@@ -449,3 +449,28 @@ def test_sharing_the_shots_shown_with_a_guest(env, results, monkeypatch):
     share = Journal(env.path).open_share(link.split("share=", 1)[1])
     assert sorted(share.task_ids) == sorted(results)  # the newest version of each shot shown; kept for it
     assert all("video.mp4" in Journal(env.path).kept(t) for t in results)
+
+
+def test_cards_per_page_is_a_choice_and_changing_it_goes_back_to_the_first_page(env, results, monkeypatch):
+    # Three shots here: pages of one card, or of two, stand for the page's 6, 12 and 24.
+    monkeypatch.setattr(review_panel, "PER_PAGE_CHOICES", (1, 2, 3))
+    at = open_review()
+    assert not at.exception
+    per_page = at.selectbox(key=review_panel.PER_PAGE_KEY)
+    assert per_page.value == 1 and per_page.options == ["1", "2", "3"]
+    assert cards(at) == results[:1]
+    assert any("page 1 of 3" in c.value for c in at.caption)
+    at.session_state[review_panel.PAGE_KEY] = 3
+    at.run()
+    assert cards(at) == results[2:]
+    at.selectbox(key=review_panel.PER_PAGE_KEY).select(2).run()
+    assert cards(at) == results[:2]  # back on the first page, two cards on it
+    assert any("page 1 of 2" in c.value for c in at.caption)
+    at.selectbox(key=review_panel.PER_PAGE_KEY).select(3).run()
+    assert cards(at) == results and any("page 1 of 1" in c.value for c in at.caption)
+
+
+def test_a_page_that_fits_on_one_page_has_no_page_size_choice(env, results):
+    at = open_review()
+    assert not at.exception and cards(at) == results
+    assert review_panel.PER_PAGE_KEY not in [w.key for w in at.selectbox]

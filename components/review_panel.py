@@ -37,6 +37,7 @@ from .review_card import (
 )
 from .review_comments import render as comments_thread
 from .review_data import ALL, INBOX_FILTERS, Result, filter_shots, gather, shots_of
+from .stored_requests import kept_request
 from .sync_compare import sync_compare
 from .task_detail import load
 from .task_rows import cost_of, format_time, length_text, model_as_written, tokens
@@ -110,6 +111,14 @@ def _fill_prompts(results: list[Result], client: Client | None, cache_id: str) -
         fill_from_service(result, client, cache_id)
 
 
+def _picker_label(result: Result, cache_id: str) -> str:
+    prompt = result.prompt
+    if not prompt and result.submission is None:
+        stored = kept_request(cache_id, result.task_id)
+        prompt = (stored.prompt or "") if stored is not None else ""
+    return f"{short_id(result.task_id)} · {prompt[:40]}" if prompt else short_id(result.task_id)
+
+
 def _list_anew() -> None:
     st.session_state[FRESH_KEY] = True
 
@@ -168,9 +177,10 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     if COMPARE_KEY in st.session_state:  # a result compared earlier may have gone since (deleted, purged)
         st.session_state[COMPARE_KEY] = [t for t in st.session_state[COMPARE_KEY] if t in by_id]
     with cols[3]:
-        # Options are every result, so a comparison survives a change of filter. Their labels are taken
-        # now: the cards below fill in prompts the service stores, and a label must not change under it.
-        labels = {t: f"{short_id(t)} · {r.prompt[:40]}" for t, r in by_id.items()}
+        # Options are every result, so a comparison survives a change of filter. Asking the service for
+        # the stored prompt of each would take a request per version made elsewhere: a label names the
+        # prompts known (the journal's, or one a card or a tool asked for already), else the id alone.
+        labels = {t: _picker_label(r, cache_id) for t, r in by_id.items()}
         chosen = st.multiselect(f"Compare side by side (2 to {COMPARE_MAX})", list(by_id), key=COMPARE_KEY,
                                 max_selections=COMPARE_MAX, persist_state="session",
                                 format_func=lambda t: labels.get(t, t), placeholder="Pick results to compare")

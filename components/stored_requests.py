@@ -43,6 +43,13 @@ def stored_request(client: Client | None, cache_id: str, task_id: str) -> TaskRe
     return found
 
 
+def kept_request(cache_id: str, task_id: str) -> TaskRequest | None:
+    """The task's stored request if it was asked already, without asking (for labels drawn before the
+    cards that ask)."""
+    with _lock:
+        return _kept.get((cache_id, task_id))
+
+
 # The parameters of a stored request that a request sent again carries (the rest is content and model).
 _PARAMETERS = ("resolution", "ratio", "duration", "frames", "seed", "camera_fixed", "watermark", "generate_audio",
                "return_last_frame", "service_tier", "execution_expires_after", "draft", "tools", "safety_identifier")

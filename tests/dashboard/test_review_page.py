@@ -474,3 +474,17 @@ def test_a_page_that_fits_on_one_page_has_no_page_size_choice(env, results):
     at = open_review()
     assert not at.exception and cards(at) == results
     assert review_panel.PER_PAGE_KEY not in [w.key for w in at.selectbox]
+
+
+def test_the_compare_picker_names_the_prompts_the_cards_have_asked_the_service_for(env, results):
+    """Versions made with the API: the picker's labels name the stored prompt once a card (or a tool)
+    has asked the service for it, and never ask for every result themselves."""
+    at = open_review()
+    assert not at.exception
+    at.run()  # the first run's cards asked for the three stored requests
+    picker = at.multiselect(key=review_panel.COMPARE_KEY)
+    assert sorted(picker.options) == sorted([f"{short_id(results[0])} · take three",
+                                             f"{short_id(results[1])} · take two",
+                                             f"{short_id(results[2])} · take one"])
+    assert review_panel._picker_label(review_panel.Result("cgt-never-asked-x", None), "nowhere") == \
+        short_id("cgt-never-asked-x")

@@ -46,6 +46,14 @@ POLL_MAX_S = 15.0
 CREATE_BACKOFF_MAX_S = 30.0
 # At most one LIST a second per key (BytePlus: 1 LIST/s per account), of at most this many ids.
 LIST_INTERVAL_S = 1.0
+# A key refused for one model (that model's service not activated on its account, no access to it)
+# is not tried for that model again for a while; other models and other keys go on.
+MODEL_REFUSAL_S = 600.0
+# 403s that concern the key's whole account (overdue, suspended): the key is set aside for every model.
+ACCOUNT_REFUSALS = frozenset({"AccountOverdueError", "OperationDenied.ServiceOverdue", "AuthenticationError",
+                              "OperationDenied.AccountSuspended"})
+# Answers of a result's download that say "not now" rather than "never": the render is postponed.
+DOWNLOAD_RETRYABLE = frozenset({408, 425, 429})
 LIST_MAX_IDS = 100
 # Images read from our own storage are sent inline up to this size (the spec's limit for images).
 INLINE_IMAGE_MAX_BYTES = 10 * 1024 * 1024
@@ -102,7 +110,9 @@ class UpstreamGenerator:
         self._latest: dict[str, dict[str, Any]] = {}
         self._unseen: set[str] = set()  # followed ids the last LIST did not show: read with a GET
         self._listed_at: dict[tuple[str, str], float] = {}
-        self.set_aside: set[str] = set()  # keys the upstream answered 401/403 for
+        self.set_aside: set[str] = set()  # keys the upstream refused for their whole account (401, account 403s)
+        # (key name, model) -> monotonic time until which that key is not tried for that model, and why.
+        self.refused_for_model: dict[tuple[str, str], tuple[float, str, str]] = {}
         self.cooling: dict[str, float] = {}  # key name -> monotonic time its 429 wait ends
         # Told when a key is set aside (name, why): the service records it for `dailies upstream list`.
         self.on_set_aside: Callable[[str, str], None] = lambda name, why: None
@@ -153,7 +163,17 @@ class UpstreamGenerator:
             state, key = self._create(job, inputs, is_cancelled)
         tier = job.request.service_tier or "default"
         record = self._follow(state["upstream_id"], key, tier, is_cancelled, progress)
+        # From here the upstream has billed the task: if it fails here (its results cannot be
+        # downloaded, say), the service settles its cost instead of releasing it.
+        job.checkpoint({**state, "upstream_succeeded": True})
         return self._archive(record, job, key)
+
+    def _refused(self, key: UpstreamKey, model: str) -> tuple[str, str] | None:
+        """The upstream's (code, message) while this key is refused for this model, else None."""
+        refused = self.refused_for_model.get((key.name, model))
+        if refused is None or refused[0] <= self._monotonic():
+            return None
+        return refused[1], refused[2]
 
     def _ready(self, key: UpstreamKey) -> bool:
         return self.cooling.get(key.name, float("-inf")) <= self._monotonic()
@@ -210,6 +230,11 @@ class UpstreamGenerator:
             if not usable:
                 raise UpstreamFailed(UPSTREAM_UNAUTHORIZED, "Every upstream key was refused (401/403): the "
                                      "operator must check them (dailies upstream list).")
+            refusals = [self._refused(k, body["model"]) for k in usable]
+            if all(refusals):
+                code, message = next(r for r in refusals if r)
+                raise UpstreamFailed(code, f"The upstream refused this model for every key: {message}")
+            usable = [k for k, refused in zip(usable, refusals, strict=True) if not refused]
             key = next((k for k in usable if self._ready(k)), None)
             if key is None:  # every key is rate-limited: wait for the first to be free
                 self._wait(min(self.cooling[k.name] for k in usable) - self._monotonic(), is_cancelled)
@@ -241,6 +266,15 @@ class UpstreamGenerator:
                     log.info("task %s created upstream as %s (key %s)", job.task_id, upstream_id, key.name)
                     return state, key
                 job.checkpoint(kept)  # answered: nothing was created
+                if response.status_code == 403 and _error_of(response)[0] not in ACCOUNT_REFUSALS:
+                    # Refused for this model or resource only (its service not activated on this key's
+                    # account, say): another key may have it, and this key still serves other models.
+                    code, message = _error_of(response)
+                    log.warning("upstream key %s refused model %s (403 %s): not used for it for %.0f s",
+                                key.name, body["model"], code, MODEL_REFUSAL_S)
+                    self.refused_for_model[(key.name, body["model"])] = (
+                        self._monotonic() + MODEL_REFUSAL_S, code, message)
+                    continue
                 if response.status_code in (401, 403):
                     log.warning("upstream key %s refused (%d): set aside", key.name, response.status_code)
                     self.set_aside.add(key.name)
@@ -273,17 +307,30 @@ class UpstreamGenerator:
     # ---------- cancel ----------
 
     def cancel_queued(self, state: dict[str, Any]) -> bool:
-        """DELETE the upstream task of a checkpointed state; True when the upstream cancelled it
-        (it was still queued there). A running upstream task answers 409 and goes on."""
-        if not state.get("upstream_id"):
+        """Cancel the upstream task of a checkpointed state if it still waits in the upstream's queue;
+        True only when the upstream then shows it `cancelled`. The upstream's DELETE of a finished task
+        deletes its record and answers 200 too (and that task is billed), so DELETE is sent only to a
+        task the upstream shows `queued`, and its 200 is believed only once the task reads `cancelled`.
+        Any doubt (no answer, another status) is False: the task goes on and is settled when it ends."""
+        upstream_id = state.get("upstream_id")
+        if not upstream_id or state.get("upstream_succeeded"):
             return False
         try:
             key = self._key(state.get("key"))
-            response = self.http.delete(f"{self.base_url}{TASKS_PATH}/{state['upstream_id']}",
-                                        headers=self._headers(key))
-        except (UpstreamFailed, httpx.TransportError):
+            if (self._get(upstream_id, key) or {}).get("status") != TaskStatus.QUEUED:
+                return False
+            started = time.monotonic()
+            response = self.http.delete(f"{self.base_url}{TASKS_PATH}/{upstream_id}", headers=self._headers(key))
+            self.observe("delete", str(response.status_code), time.monotonic() - started)
+            if response.status_code != 200:
+                return False
+            status = (self._get(upstream_id, key) or {}).get("status")
+        except (UpstreamFailed, httpx.TransportError, ValueError) as exc:
+            log.info("upstream task %s not cancelled: %s", upstream_id, exc)
             return False
-        return response.status_code == 200
+        if status != TaskStatus.CANCELLED:
+            log.error("upstream task %s answered DELETE but reads %s, not cancelled", upstream_id, status)
+        return status == TaskStatus.CANCELLED
 
     # ---------- follow ----------
 
@@ -417,19 +464,25 @@ class UpstreamGenerator:
             try:
                 with self.http.stream("GET", url) as response:
                     if response.status_code != 200:
+                        if response.status_code in DOWNLOAD_RETRYABLE or response.status_code >= 500:
+                            raise _NotNow(f"HTTP {response.status_code}")
                         raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream's {what} could not be "
                                              f"downloaded (HTTP {response.status_code}).")
                     with open(target, "wb") as out:
                         for chunk in response.iter_bytes():
                             out.write(chunk)
                 return
-            except httpx.TransportError as exc:
+            except (httpx.TransportError, _NotNow) as exc:
                 if attempt == 2:
                     # The upstream task succeeded (and is billed): never fail the member's task for a
                     # download that may work later; it goes back to the queue and continues from here.
-                    raise RenderPostponed(f"the upstream's {what} could not be downloaded "
-                                          f"({type(exc).__name__})") from exc
+                    why = str(exc) if isinstance(exc, _NotNow) else type(exc).__name__
+                    raise RenderPostponed(f"the upstream's {what} could not be downloaded ({why})") from exc
                 self._sleep(1.0 + attempt)
+
+
+class _NotNow(Exception):
+    """The result's server answered "not now" (busy, rate-limited, a 5xx): worth asking again."""
 
 
 def inputs_own_result(inputs: InputResolver, url: str, where: str) -> bool:

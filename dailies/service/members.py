@@ -2,7 +2,7 @@
 
 A key belongs to a project (isolation, quotas, budgets) and may carry a member name (what spend,
 charts and review show; never the key) and two limits: creates per minute (`rpm`) and reads per
-minute (`read_rpm`, list and get). Where they come from:
+minute (`read_rpm`: list, get and DELETE). Where they come from:
 
 - `DAILIES_API_KEYS` entries (`project:key`), each optionally followed by `;name=alice;rpm=30;read_rpm=600`;
 - the data directory's keys file, `dailies keys create --name alice --rpm 30` (one machine);

@@ -1,4 +1,4 @@
-"""Requests per minute per key: creates (`rpm`) and reads (`read_rpm`: list and get).
+"""Requests per minute per key: creates (`rpm`) and reads (`read_rpm`: list, get, and cancel or delete).
 
 One fixed window per key, kind and UTC minute, counted in the database by one guarded upsert: the
 count goes up only while it is under the limit, and the statement returns the new count, or nothing
@@ -25,7 +25,8 @@ WINDOW_SECONDS = 60
 CODES = {"create": "RateLimitExceeded.APIKeyRPMExceeded", "read": "RateLimitExceeded.APIKeyReadRPMExceeded",
          # A gateway's own count of creates per upstream key and model: never answered to a member.
          "upstream-create": "RateLimitExceeded.UpstreamRPM"}
-WHAT = {"create": "task creations", "read": "reads (list and get)", "upstream-create": "upstream creates"}
+WHAT = {"create": "task creations", "read": "reads (list, get, cancel or delete)",
+        "upstream-create": "upstream creates"}
 
 
 @dataclass(frozen=True)

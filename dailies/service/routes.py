@@ -186,9 +186,11 @@ def _one_record(svc, project: str, task_id: str, base: str) -> dict:
 
 @router.delete(TASKS + "/{task_id}", tags=["tasks"],
                summary="Cancel a queued task, or delete the record of a finished one")
-async def delete_task(request: Request, task_id: str, project: Project):
-    await call_service(request, services(request).tasks.delete, project, task_id)
-    return {}
+async def delete_task(request: Request, task_id: str, caller: CallerOf) -> JSONResponse:
+    # Counted with the reads: on a gateway each DELETE may cost an upstream call on the team's key.
+    headers = await admitted(request, caller, "read")
+    await call_service(request, services(request).tasks.delete, caller.project, task_id)
+    return JSONResponse({}, headers=headers)
 
 
 @router.get(TASKS + "/{task_id}/callbacks", tags=["tasks"],

@@ -34,7 +34,7 @@ from .settings import Settings, key_options_from_environment, keys_from_environm
 from .signing import UrlSigner, load_or_create_secret
 from .storage import open_storage
 from .store import TaskStore
-from .tasks import TaskService
+from .tasks import TaskService, handed_upstream
 from .wakeups import TASKS_CHANNEL, Wakeups
 from .workers import WorkerPool
 
@@ -104,9 +104,13 @@ class Services:
             self.wakeups.announce(conn, TASKS_CHANNEL)
         elif row.status in TERMINAL:
             self.metrics.task_ended(row.status, row.error_code)
+            state = json.loads(row.generator_state) if row.generator_state else {}
             if row.status == TaskStatus.SUCCEEDED:
-                upstream_key = json.loads(row.generator_state).get("key") if row.generator_state else None
-                budgets.settle(conn, row.id, self._actual_cost(row), self.settings.clock(), upstream_key)
+                budgets.settle(conn, row.id, self._actual_cost(row), self.settings.clock(), state.get("key"))
+            elif state.get("upstream_succeeded"):
+                # The upstream made (and billed) it, then its results could not be taken here: its
+                # usage is not read again, so the estimate of what was asked is what it cost.
+                budgets.settle_at_estimate(conn, row.id, self.settings.clock(), state.get("key"))
             elif not (row.status == TaskStatus.EXPIRED and handed_upstream(row)):
                 # An expired task the upstream has: settled or released once the upstream says whether
                 # it could still cancel it (WorkerPool._cancel_upstream), never counted for nothing.
@@ -212,11 +216,6 @@ def _api_keys_after_renaming_legacy_projects(settings: Settings, engine) -> dict
     key_store.rename_projects(settings.data_dir, renames)
     legacy_projects.rename_projects(engine, renames)
     return api_keys
-
-
-def handed_upstream(row: Row) -> bool:
-    """Whether a gateway's task was created upstream (its checkpoint has the upstream's id)."""
-    return bool(row.generator_state) and bool(json.loads(row.generator_state).get("upstream_id"))
 
 
 def _generator_for(settings: Settings, engine) -> Generator:

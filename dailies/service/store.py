@@ -51,7 +51,7 @@ from ..spec.lifetimes import oldest_kept
 from ..spec.models import ListTasksQuery
 from ..spec.statuses import ACTIVE, DELETABLE, TaskStatus
 from . import rate_limits, task_counts, upstream_pacing
-from .db import idempotency, is_postgres, tasks, writer
+from .db import idempotency, is_postgres, ledger, tasks, writer
 
 log = logging.getLogger("dailies.tasks")
 # As sorted tuples: a statement's cache key must not depend on a set's iteration order.
@@ -426,6 +426,19 @@ class TaskStore:
             if row is not None:
                 expired.append(row)
         return expired
+
+    def expired_holding_reservations(self) -> list[Row]:
+        """Expired tasks with a checkpoint whose cost is still reserved: a gateway's tasks the upstream
+        may have run, settled or released once it says whether it could cancel them. Read from the
+        database on every sweep, so a settle that failed (a database blip, a process stopped between
+        the expiry and the settle) is done by a later one."""
+        with self.engine.connect() as conn:
+            return list(conn.execute(
+                select(*tasks.c).join(ledger, ledger.c.task_id == tasks.c.id)
+                .where(tasks.c.status == TaskStatus.EXPIRED, tasks.c.generator_state.is_not(None),
+                       ledger.c.state == "reserved")
+                .order_by(tasks.c.deadline_at)
+            ).all())
 
     def requeue_stale(self, now: float, stale_after: float, max_attempts: int = L.TASK_ATTEMPTS_MAX) -> list[Row]:
         """Running tasks whose worker stopped beating (killed, crashed) go back to the queue, or

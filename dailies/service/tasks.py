@@ -240,6 +240,9 @@ class TaskService:
 
     # ---------- read ----------
 
+    def _handed_upstream(self, row: Row) -> bool:
+        return self.cancel_upstream is not None and handed_upstream(row)
+
     def record(self, row: Row, base_url: str) -> dict:
         return build_record(row, self.storage, base_url)
 
@@ -257,6 +260,12 @@ class TaskService:
     def delete(self, project: str, task_id: str) -> None:
         """queued -> cancelled; terminal -> record deleted; running or cancelled -> 409."""
         row = self.get(project, task_id)
+        if row.status == TaskStatus.QUEUED and self._handed_upstream(row):
+            # Queued here again after it was handed over (a worker stopped, a download postponed): the
+            # upstream has it, and cancelling it here alone would leave it running (and billed) there.
+            if not self.cancel_upstream(json.loads(row.generator_state)):
+                raise ApiError(409, "InvalidAction.RunningTaskDeletion",
+                               f"The task {task_id} has started at the provider and cannot be cancelled.", "id")
         if row.status == TaskStatus.QUEUED:
             if self.store.cancel(project, task_id, self.now()) is not None:
                 return
@@ -279,6 +288,11 @@ class TaskService:
                            f"The task {task_id} is running and cannot be cancelled or deleted.", "id")
         raise ApiError(409, "InvalidAction.CancelledTaskDeletion",
                        f"The task {task_id} was cancelled; its record is kept until it is purged.", "id")
+
+
+def handed_upstream(row: Row) -> bool:
+    """Whether a gateway's task was created upstream (its checkpoint has the upstream's id)."""
+    return bool(row.generator_state) and bool(json.loads(row.generator_state).get("upstream_id"))
 
 
 def _body_hash(body: object) -> str:

@@ -419,8 +419,8 @@ class WorkerPool:
     def sweep(self) -> None:
         """One pass of housekeeping; also callable directly (tests, startup)."""
         now = self.settings.clock()
-        expired = self.store.expire_overdue(now)
-        self._cancel_upstream(expired)
+        self.store.expire_overdue(now)
+        self._settle_expired_upstream()
         # Right after the database came back, heartbeats that could not be written while it was
         # down look stale: give every worker `stale_after` to beat again before taking its tasks.
         if self.health[Dependency.DATABASE].up_for() >= self.settings.stale_after:
@@ -432,29 +432,29 @@ class WorkerPool:
             except Exception as exc:  # the records are gone; a bucket lifecycle rule catches the files
                 log.warning("files of %d purged task(s) were not deleted: %s", len(purged), describe(exc))
 
-    def _cancel_upstream(self, expired: list[Row]) -> None:
-        """A gateway's task that expired here while handed over: cancel it upstream too, where it may
-        still wait in the queue (a task already running upstream answers 409 and goes on)."""
+    def _settle_expired_upstream(self) -> None:
+        """A gateway's task that expired here while handed over: cancelled upstream if it still waits
+        in the queue there (nothing is billed: released), else the upstream runs and bills it (its
+        estimate is spent). Each task on its own, so one that fails does not hold up the others."""
         cancel = getattr(self.generator, "cancel_queued", None)
         if cancel is None:
             return
-        for row in expired:
-            if not row.generator_state:
-                continue
+        for row in self.store.expired_holding_reservations():
             state = json.loads(row.generator_state)
-            try:
-                cancelled = cancel(state)
-            except Exception as exc:  # the expiry stands; the upstream expires it in its own time
-                log.warning("cancelling the upstream task of expired %s failed: %s", row.id, describe(exc))
-                cancelled = False
             if not state.get("upstream_id"):
                 continue  # never created upstream: its reservation was released with the expiry
-            # Cancelled there: nothing is billed. Else the upstream runs (and bills) it: its estimate is spent.
-            with self.store.write.begin() as conn:
-                if cancelled:
-                    budgets.release(conn, row.id, self.settings.clock())
-                else:
-                    budgets.settle_at_estimate(conn, row.id, self.settings.clock(), state.get("key"))
+            try:
+                cancelled = cancel(state)
+                with self.store.write.begin() as conn:
+                    if cancelled:
+                        budgets.release(conn, row.id, self.settings.clock())
+                    else:
+                        budgets.settle_at_estimate(conn, row.id, self.settings.clock(), state.get("key"))
+            except Exception as exc:
+                if database_unreachable(exc):
+                    raise  # the housekeeper waits for the database; the next sweep takes it again
+                log.warning("the cost of expired %s was not settled (tried again next sweep): %s",
+                            row.id, describe(exc))
 
     def _housekeeper(self) -> None:
         streak = Streak(log, "housekeeping")

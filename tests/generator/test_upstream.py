@@ -4,6 +4,7 @@ a task picked up again followed instead of created again, failures passed on wit
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -112,8 +113,10 @@ def test_a_task_is_created_once_followed_and_archived_with_the_upstream_numbers(
     result = render(generator(upstream), job(tmp_path, saved=saved), tmp_path)
     assert len(upstream.posts) == 1
     assert "callback_url" not in upstream.posts[0]  # members' receivers are never given to the provider
-    assert saved[0]["phase"] == "creating" and saved[-1] == {"phase": "running", "key": "main",
+    assert saved[0]["phase"] == "creating" and saved[-2] == {"phase": "running", "key": "main",
                                                                "upstream_id": "cgt-up-1"}
+    # Before the download: the upstream made (and billed) it, whatever happens to the download.
+    assert saved[-1] == {**saved[-2], "upstream_succeeded": True}
     assert result.video_path.read_bytes()[4:8] == b"ftyp"
     assert (result.width, result.height, result.seed, result.completion_tokens) == (64, 48, 77, 40594)
     assert (result.resolution, result.ratio, result.duration, result.generate_audio) == ("480p", "16:9", 4, True)
@@ -292,3 +295,128 @@ def test_a_result_that_cannot_be_downloaded_yet_postpones_the_render_instead_of_
     with pytest.raises(RenderPostponed):
         render(gen, job(tmp_path, saved=saved), tmp_path)
     assert saved[-1]["upstream_id"] == "cgt-up-d"  # the next run continues the same upstream task
+
+
+def test_a_key_refused_for_one_model_yields_to_the_next_for_that_model_only(tmp_path):
+    """A 403 about one model (its service not activated on that key's account) is not a bad key: the
+    next key takes the task, and the refused key still serves other models."""
+    not_open = httpx.Response(403, json={"error": {"code": "OperationDenied.ServiceNotOpen",
+                                                   "message": "activate the model service first"}})
+    upstream = Upstream([not_open, created("cgt-up-m")])
+    clock = FakeTime()
+    gen = generator(upstream, keys=(UpstreamKey("main", "sk-main"), UpstreamKey("spare", "sk-spare")), time_=clock)
+    (tmp_path / "a").mkdir()
+    render(gen, job(tmp_path / "a"), tmp_path / "a")
+    assert upstream.keys_used == ["Bearer sk-main", "Bearer sk-spare"] and gen.set_aside == set()
+    # The same model again: the refused key is not tried for it; another model: main again.
+    upstream.creates = [created("cgt-up-n"), created("cgt-up-o")]
+    clock.now += 2  # past the LIST interval, well within the refusal's
+    (tmp_path / "b").mkdir()
+    render(gen, job(tmp_path / "b"), tmp_path / "b")
+    assert upstream.keys_used[-1] == "Bearer sk-spare"
+    made = job(tmp_path / "c")
+    other = dataclasses.replace(made, request=made.request.model_copy(
+        update={"model": "doubao-seedance-1-0-pro-250528"}))
+    clock.now += 2
+    (tmp_path / "c").mkdir()
+    render(gen, other, tmp_path / "c")
+    assert upstream.keys_used[-1] == "Bearer sk-main" and upstream.posts[-1]["model"] == other.request.model
+    # Once the refusal's time is over, the key is tried for that model again.
+    upstream.creates = [created("cgt-up-t")]
+    clock.now += 601
+    (tmp_path / "d").mkdir()
+    render(gen, job(tmp_path / "d"), tmp_path / "d")
+    assert upstream.keys_used[-1] == "Bearer sk-main"
+
+
+def test_a_model_every_key_is_refused_fails_the_task_with_the_upstreams_code_and_keeps_the_keys(tmp_path):
+    refused = {"error": {"code": "AccessDenied", "message": "no access to this model"}}
+    upstream = Upstream([httpx.Response(403, json=refused), httpx.Response(403, json=refused)])
+    gen = generator(upstream, keys=(UpstreamKey("main", "sk-main"), UpstreamKey("spare", "sk-spare")))
+    with pytest.raises(UpstreamFailed) as failed:
+        render(gen, job(tmp_path), tmp_path)
+    assert failed.value.code == "AccessDenied" and "no access to this model" in failed.value.message
+    assert len(upstream.posts) == 2 and gen.set_aside == set()
+
+
+def test_an_account_level_403_sets_the_key_aside_for_every_model(tmp_path):
+    overdue = {"error": {"code": "AccountOverdueError", "message": "the account is overdue"}}
+    upstream = Upstream([httpx.Response(403, json=overdue), created("cgt-up-p")])
+    gen = generator(upstream, keys=(UpstreamKey("main", "sk-main"), UpstreamKey("spare", "sk-spare")))
+    render(gen, job(tmp_path), tmp_path)
+    assert gen.set_aside == {"main"} and upstream.keys_used[-1] == "Bearer sk-spare"
+
+
+@pytest.mark.parametrize("status", [503, 429, 408])
+def test_a_result_server_saying_not_now_postpones_the_render(tmp_path, status):
+    from dailies.generator.protocol import RenderPostponed
+
+    upstream = Upstream([created("cgt-up-q")])
+    downloads = []
+
+    def busy_cdn(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/video.mp4"):
+            downloads.append(1)
+            return httpx.Response(status, text="busy")
+        return upstream(request)
+
+    gen = generator(busy_cdn)
+    saved: list[dict] = []
+    with pytest.raises(RenderPostponed):
+        render(gen, job(tmp_path, saved=saved), tmp_path)
+    assert len(downloads) == 3 and saved[-1]["upstream_succeeded"] is True
+
+
+def test_a_result_url_that_is_gone_fails_the_render_with_the_upstream_success_checkpointed(tmp_path):
+    upstream = Upstream([created("cgt-up-r")])
+
+    def expired_url(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/video.mp4"):
+            return httpx.Response(403, text="Request has expired")
+        return upstream(request)
+
+    saved: list[dict] = []
+    with pytest.raises(UpstreamFailed) as failed:
+        render(generator(expired_url), job(tmp_path, saved=saved), tmp_path)
+    assert "HTTP 403" in failed.value.message and saved[-1]["upstream_succeeded"] is True
+
+
+class Scripted:
+    """An upstream whose task reads `status` (a queue that DELETE cancels, as the spec says)."""
+
+    def __init__(self, status: str, delete_answer: int = 200) -> None:
+        self.status = status
+        self.delete_answer = delete_answer
+        self.deletes = 0
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "DELETE":
+            self.deletes += 1
+            if self.delete_answer == 200 and self.status == "queued":
+                self.status = "cancelled"
+            return httpx.Response(self.delete_answer, json={})
+        return httpx.Response(200, json={"id": "cgt-up-s", "status": self.status})
+
+
+@pytest.mark.parametrize("status", ["succeeded", "failed", "running", "expired"])
+def test_cancel_never_deletes_an_upstream_task_that_is_not_queued(status):
+    """The upstream's DELETE of a finished task deletes its record (answered 200): a cancel sends it
+    only to a task the upstream shows queued."""
+    upstream = Scripted(status)
+    gen = generator(upstream)
+    assert gen.cancel_queued({"upstream_id": "cgt-up-s", "key": "main"}) is False
+    assert upstream.deletes == 0
+
+
+def test_cancel_of_a_queued_upstream_task_is_true_once_it_reads_cancelled():
+    upstream = Scripted("queued")
+    gen = generator(upstream)
+    assert gen.cancel_queued({"upstream_id": "cgt-up-s", "key": "main"}) is True
+    assert upstream.deletes == 1
+    # A DELETE answered 200 whose task does not read cancelled afterwards is not a cancel.
+    stubborn = Scripted("queued")
+    stubborn_gen = generator(lambda request: (httpx.Response(200, json={}) if request.method == "DELETE"
+                                              else stubborn(request)))
+    assert stubborn_gen.cancel_queued({"upstream_id": "cgt-up-s", "key": "main"}) is False
+    # Already known to have succeeded there: not even asked.
+    assert gen.cancel_queued({"upstream_id": "cgt-up-s", "key": "main", "upstream_succeeded": True}) is False

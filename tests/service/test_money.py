@@ -246,3 +246,41 @@ async def test_malformed_key_options_are_refused_with_the_reason():
                      ("studio:sk-1;rpm=x", "invalid literal")):
         with pytest.raises(ValueError, match=why):
             parse_key_options(bad)
+
+
+class BilledThenLostGenerator(FakeGenerator):
+    """A gateway's render whose upstream task succeeded (and was billed) and whose result could then
+    not be taken: it checkpoints the upstream's success, then fails as an unreachable result does."""
+
+    def render(self, job, inputs, progress, is_cancelled):
+        from dailies.generator.upstream import UPSTREAM_RESULT_INVALID, UpstreamFailed
+
+        job.checkpoint({"phase": "running", "key": "main", "upstream_id": "cgt-up-1", "upstream_succeeded": True})
+        raise UpstreamFailed(UPSTREAM_RESULT_INVALID, "The upstream's video could not be downloaded (HTTP 403).")
+
+
+async def test_a_task_the_upstream_billed_but_that_failed_here_is_spent_not_released(tmp_path, backend):
+    clock = FakeClock(float(int(time.time())))
+    async with node(tmp_path, backend, clock, BilledThenLostGenerator()) as env:
+        task_id = (await env.create(BODY)).json()["id"]
+        env.services.workers.run_one(env.services.store.claim_next("w1", clock()), "w1")
+        assert (await env.get(task_id)).json()["status"] == "failed"
+        assert ledger_rows(env)[task_id] == ("settled", estimate_micros())
+        with env.services.engine.connect() as conn:
+            assert conn.execute(select(ledger.c.upstream_key).where(ledger.c.task_id == task_id)).scalar() == "main"
+
+
+async def test_deletes_count_against_the_keys_reads(tmp_path, backend):
+    """On a gateway a DELETE may cost an upstream call on the team's key: a key's reads limit it."""
+    clock = FakeClock(float(int(time.time()) // 60 * 60 + 5))
+    async with node(tmp_path, backend, clock, key_options={KEY_A: KeyOptions(name="alice", read_rpm=3)}) as env:
+        ids = [(await env.create(BODY)).json()["id"] for _ in range(3)]
+        answers = [await env.delete(task_id) for task_id in ids]
+        assert [a.status_code for a in answers] == [200, 200, 200]
+        assert answers[0].headers["x-ratelimit-remaining"] == "2"
+        refused = await env.delete(ids[0])
+        assert refused.status_code == 429
+        assert refused.json()["error"]["code"] == "RateLimitExceeded.APIKeyReadRPMExceeded"
+        assert (await env.get(ids[0])).status_code == 429  # the same minute's reads
+        clock.advance(60)
+        assert (await env.get(ids[0])).json()["status"] == "cancelled"

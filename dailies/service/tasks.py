@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,14 +24,17 @@ from ..spec.problems import Problem
 from ..spec.statuses import DELETABLE, TaskStatus
 from ..spec.urls import check_media_hosts
 from ..spec.validation import check_create_body
-from . import budgets, rate_limits
+from . import budgets, file_deletions, rate_limits
 from .api_errors import ApiError, from_problems, shown, task_not_found
+from .faults import describe
 from .members import Caller
 from .own_results import is_own_result_url
 from .records import build_record
 from .settings import Settings
 from .storage import ResultStorage
 from .store import TaskStore, new_task_id
+
+log = logging.getLogger("dailies.tasks")
 
 
 @dataclass
@@ -273,7 +277,7 @@ class TaskService:
         if row.status in DELETABLE:
             deleted = self.store.delete_terminal(project, task_id)
             if deleted is not None:
-                self.storage.delete([task_id])
+                delete_files(self.store, self.storage, [task_id], self.now())
                 return
             row = self.get(project, task_id)
         if row.status == TaskStatus.RUNNING and self.cancel_upstream is not None and row.generator_state:
@@ -288,6 +292,21 @@ class TaskService:
                            f"The task {task_id} is running and cannot be cancelled or deleted.", "id")
         raise ApiError(409, "InvalidAction.CancelledTaskDeletion",
                        f"The task {task_id} was cancelled; its record is kept until it is purged.", "id")
+
+
+def delete_files(store, storage, task_ids: list[str], now: float) -> None:
+    """Delete the files of records just deleted; those the storage does not take now are remembered
+    and deleted by a later sweep (the record's delete stands, and is answered as done)."""
+    try:
+        storage.delete(task_ids)
+    except Exception as exc:
+        log.warning("files of %d deleted task(s) not deleted yet (%s): a sweep tries again", len(task_ids),
+                    describe(exc))
+        try:
+            with store.write.begin() as conn:
+                file_deletions.remember(conn, task_ids, now)
+        except Exception as again:  # the database too: a bucket lifecycle rule is the last resort
+            log.error("files of deleted task(s) %s could not be remembered either: %s", task_ids, describe(again))
 
 
 def handed_upstream(row: Row) -> bool:

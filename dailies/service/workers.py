@@ -40,7 +40,7 @@ from ..generator.inputs import InputError
 from ..generator.protocol import Generator, RenderCancelled, RenderJob, RenderPostponed, RenderResult
 from ..spec.models import CreateTaskRequest
 from ..spec.statuses import TaskStatus
-from . import budgets
+from . import budgets, file_deletions
 from .faults import (
     RESULT_STORAGE_REJECTED,
     Dependency,
@@ -57,6 +57,7 @@ from .own_results import ServiceInputResolver
 from .settings import Settings
 from .storage import LAST_FRAME_NAME, VIDEO_NAME, ResultStorage
 from .store import TaskStore
+from .tasks import delete_files
 from .wakeups import Wakeups
 
 T = TypeVar("T")
@@ -427,10 +428,23 @@ class WorkerPool:
             self.store.requeue_stale(now, self.settings.stale_after)
         purged = self.store.purge(now)
         if purged:
-            try:
-                self.storage.delete([row.id for row in purged])
-            except Exception as exc:  # the records are gone; a bucket lifecycle rule catches the files
-                log.warning("files of %d purged task(s) were not deleted: %s", len(purged), describe(exc))
+            delete_files(self.store, self.storage, [row.id for row in purged], now)
+        self._delete_remembered_files()
+
+    def _delete_remembered_files(self) -> None:
+        """Files of deleted records the storage did not take then (file_deletions.py): asked again."""
+        with self.store.engine.connect() as conn:
+            task_ids = file_deletions.waiting(conn)
+        if not task_ids:
+            return
+        try:
+            self.storage.delete(task_ids)
+        except Exception as exc:
+            log.info("files of %d deleted task(s) still not deleted: %s", len(task_ids), describe(exc))
+            return
+        with self.store.write.begin() as conn:
+            file_deletions.forget(conn, task_ids)
+        log.info("files of %d deleted task(s) deleted", len(task_ids))
 
     def _settle_expired_upstream(self) -> None:
         """A gateway's task that expired here while handed over: cancelled upstream if it still waits

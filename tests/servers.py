@@ -178,6 +178,8 @@ class SeaweedServer:
 
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="dailies-s3-")))
     s3_port: int = field(default_factory=free_port)
+    # More identities beside the service's own (SeaweedFS's s3.json shape), e.g. a read-only one.
+    more_identities: list[dict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.binary = weed_binary()
@@ -199,7 +201,7 @@ class SeaweedServer:
         config = self.root / "s3.json"
         config.write_text(json.dumps({"identities": [{
             "name": "dailies", "credentials": [{"accessKey": S3_ACCESS_KEY, "secretKey": S3_SECRET_KEY}],
-            "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}))
+            "actions": ["Admin", "Read", "Write", "List", "Tagging"]}, *self.more_identities]}))
         data = self.root / "data"
         data.mkdir()
         ports = {name: free_port() for name in ("master", "master.grpc", "volume", "volume.grpc", "filer",

@@ -12,6 +12,7 @@ presigner signs at the current time only; `_SignedAt` is its S3 query signer wit
 from __future__ import annotations
 
 import calendar
+import contextlib
 import hmac
 import os
 import time
@@ -32,6 +33,8 @@ from .storage import MEDIA_TYPES, RESULT_NAMES, StoredResult, safe_part
 
 # S3 accepts at most 1000 keys per DeleteObjects call.
 _DELETE_BATCH = 1000
+# What the probe writes (beside the task folders, which are named cgt-...).
+PROBE_NAME = ".probe"
 
 
 class _SignedAt(S3SigV4QueryAuth):
@@ -90,7 +93,13 @@ class S3Storage:
             raise RuntimeError(f"storage s3://{self.bucket}: {exc}") from exc
 
     def probe(self) -> None:
-        self._probe_client.head_bucket(Bucket=self.bucket)
+        # A bucket that answers can still refuse every file (a policy or key turned read-only, a
+        # disabled KMS key, a quota): as LocalStorage does, write one. Only the write is the test;
+        # its removal is tidiness, so a bucket that refuses deletes still takes results.
+        key = f"{self.prefix}{PROBE_NAME}"
+        self._probe_client.put_object(Bucket=self.bucket, Key=key, Body=b"ok")
+        with contextlib.suppress(ClientError):
+            self._probe_client.delete_object(Bucket=self.bucket, Key=key)
 
     def key(self, task_id: str, name: str) -> str:
         if not (safe_part(task_id) and safe_part(name)):

@@ -129,7 +129,13 @@ class TaskService:
             "attempts": 0,
             "generator_state": self._forwarded_final_state(draft_row),
         }
-        reservation = budgets.Reservation.of(cost(to_render, prices=self.prices, model=resolved.model_id))
+        # The input videos' length is known only once they are read: reserve for the longest the spec
+        # allows (2.0 bills their frames too), so concurrent creates cannot pass a budget; the task
+        # settles at what it really cost.
+        video_in = any(item.type == "video_url" for item in to_render.content)
+        reservation = budgets.Reservation.of(cost(
+            to_render, prices=self.prices, model=resolved.model_id,
+            input_video_seconds=L.REFERENCE_VIDEOS_TOTAL_SECONDS_MAX if video_in else None))
 
         def reserve(conn, row: Row):
             return budgets.reserve(conn, task_id=row.id, project=project, member=caller.member,

@@ -284,3 +284,22 @@ async def test_deletes_count_against_the_keys_reads(tmp_path, backend):
         assert (await env.get(ids[0])).status_code == 429  # the same minute's reads
         clock.advance(60)
         assert (await env.get(ids[0])).json()["status"] == "cancelled"
+
+
+async def test_a_task_with_an_input_video_reserves_for_the_longest_input_videos_allowed(tmp_path, backend):
+    """2.0 bills an input video's frames too, and their length is known only once they are read: the
+    reservation counts the longest the spec allows (it counted none: about 4x under what a task with
+    15 s of reference video costs, so concurrent creates could pass a budget)."""
+    from dailies.spec import limits
+
+    clock = FakeClock(float(int(time.time())))
+    body = {"model": "doubao-seedance-2-0-260128", "resolution": "720p", "duration": 5, "content": [
+        {"type": "text", "text": "the dancer of the reference"},
+        {"type": "video_url", "video_url": {"url": "https://media.example/dance.mp4"}, "role": "reference_video"}]}
+    async with node(tmp_path, backend, clock) as env:
+        answer = await env.create(body)
+        assert answer.status_code == 200, answer.text
+        request = CreateTaskRequest.model_validate(body)
+        longest = cost(request, input_video_seconds=limits.REFERENCE_VIDEOS_TOTAL_SECONDS_MAX)
+        assert ledger_rows(env)[answer.json()["id"]] == ("reserved", budgets.to_micros(longest.amount))
+        assert longest.amount > 3 * cost(request).amount

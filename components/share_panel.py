@@ -23,6 +23,8 @@ from dailies.journal import Journal
 from dailies.journal.shares import prompts_to_share
 from dailies.spec.results import VIDEO_NAME
 
+from . import signin
+from .connection import team_mode
 from .keep import LinkExpired, keep_result
 
 EXPIRIES = {"1 day": 86_400.0, "7 days": 7 * 86_400.0, "30 days": 30 * 86_400.0}
@@ -40,6 +42,19 @@ def public_url() -> str:
     base_path = (st.get_option("server.baseUrlPath") or "").strip("/")
     root = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else "http://localhost:8501"
     return root + (f"/{base_path}" if base_path else "")
+
+
+def guests_stay_guests() -> bool:
+    """Whether a guest given a link to this dashboard gets the share alone. A dashboard without team
+    mode or sign-in hands its own key to whoever opens it: a guest who drops `?share=` from the
+    address (or opens the dashboard's address) would have every page with that key."""
+    return team_mode() or signin.configured()
+
+
+NO_SHARES_HERE = ("This dashboard has no sign-in and is not in team mode, so it gives its own key to whoever "
+                  "opens it: a guest sent a link to it could drop `?share=` from the address and use every page. "
+                  "Share links are made on a dashboard whose visitors sign in (README: Sign-in) or on a team "
+                  "dashboard (`dailies up --team`), where a guest's link reaches the shared versions alone.")
 
 
 def _when(at: float | None) -> str:
@@ -78,6 +93,10 @@ def render_share_panel(task_ids: list[str], journal: Journal, client: Client | N
     """Create a share of `task_ids` (expiry, passphrase, what the guest may do); the link once; the
     project's shares with who made them, and Revoke."""
     ids = list(dict.fromkeys(task_ids))
+    if not guests_stay_guests():
+        st.warning(NO_SHARES_HERE)
+        _list(journal, key)  # shares made elsewhere (the CLI, before) can still be revoked here
+        return
     with st.form(f"{key}.form"):
         st.markdown(f"**Share {len(ids)} version(s) with a guest** (a link that needs no key)")
         cols = st.columns(2)

@@ -436,7 +436,12 @@ def test_the_reel_and_the_report_name_the_prompts_the_service_stored(env, result
 
 
 def test_sharing_the_shots_shown_with_a_guest(env, results, monkeypatch):
+    from components import share_panel
+
     monkeypatch.setenv("DAILIES_DASHBOARD_URL", "https://dailies.example")
+    # This page's dashboard has the environment's key; shares are made where guests stay guests (a
+    # team dashboard or sign-in: test_share_panel.py), which this module's single service stands for.
+    monkeypatch.setattr(share_panel, "guests_stay_guests", lambda: True)
     at = open_review()
     at.session_state[review_panel.SHARE_KEY] = True  # as opening the expander does
     at.run()

@@ -40,8 +40,10 @@ def data_dir(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_the_panel_makes_a_share_shows_its_link_once_and_revokes_it(data_dir):
+def test_the_panel_makes_a_share_shows_its_link_once_and_revokes_it(data_dir, monkeypatch):
     from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("DAILIES_DASHBOARD_TEAM", "1")  # a dashboard where guests stay guests (below)
 
     db = str(data_dir / "dashboard" / "journal.sqlite3")
     at = AppTest.from_function(panel_page, args=(db,), default_timeout=60).run()
@@ -98,3 +100,21 @@ def test_the_guest_page_shows_the_share_only(data_dir):
             assert not at.get("video")
     finally:
         journal.close()
+
+
+def test_a_dashboard_that_gives_its_key_to_every_visitor_makes_no_share_links(data_dir, monkeypatch):
+    """Without team mode or sign-in the dashboard hands its own key to whoever opens it: a guest sent a
+    link to it could drop `?share=` and use every page, so the panel says why and makes no link."""
+    from streamlit.testing.v1 import AppTest
+
+    from components import share_panel
+
+    monkeypatch.delenv("DAILIES_DASHBOARD_TEAM", raising=False)
+    assert not share_panel.guests_stay_guests()
+    db = str(data_dir / "dashboard" / "journal.sqlite3")
+    at = AppTest.from_function(panel_page, args=(db,), default_timeout=60).run()
+    assert not at.exception
+    assert [w.value for w in at.warning] == [share_panel.NO_SHARES_HERE]
+    assert not at.button and not at.code
+    monkeypatch.setenv("DAILIES_DASHBOARD_TEAM", "1")
+    assert share_panel.guests_stay_guests()

@@ -112,6 +112,7 @@ def test_a_reel_can_itself_be_shared_and_is_never_taken_for_a_result(page, monke
     from components.review_data import gather
 
     monkeypatch.setenv("DAILIES_DASHBOARD_URL", "https://dailies.example")
+    monkeypatch.setenv("DAILIES_DASHBOARD_TEAM", "1")  # where guests stay guests (test_share_panel.py)
     at = AppTest.from_function(reel_share_page, default_timeout=60).run()
     at.button(key="reel.make").click().run()
     [reel] = list((page / "dashboard" / "reels").rglob("reel-*.mp4"))

@@ -56,6 +56,14 @@ def set_display_name(key_journal: Journal, name: str) -> None:
     key_journal.set_preference(DISPLAY_NAME_PREF, name.strip()[:60])
 
 
+def unnamed_member(given: str, key_fingerprint: str) -> str:
+    """How a key the service names no member for signs in its project's shared journal: the name the
+    person gave, with the key's fingerprint start. The journal keys stars and statuses by that name,
+    so a name anyone may type must not pass for a member's (or another unnamed key's)."""
+    tag = f"key {key_fingerprint[:8]}"
+    return given if given == tag else f"{given} ({tag})"
+
+
 def journal_for(shared: Journal, key_scope: Scope, who: Identity | None, fallback_name: str = "") -> Journal:
     """The journal view of this person: the project's scope on a Dailies service (the key's own
     journal adopted into it the first time), else the key's, named with the display name, else
@@ -69,7 +77,7 @@ def journal_for(shared: Journal, key_scope: Scope, who: Identity | None, fallbac
         project_scope = None
     else:
         project_scope = Scope.of_project(key_scope.base_url, who.project, include_unscoped=key_scope.include_unscoped,
-                                         author=who.member or given)
+                                         author=who.member or unnamed_member(given, key_scope.key_fingerprint))
         view = shared.scoped(project_scope)
     marker = (str(shared.path), view.scope.name, key_scope.name)
     if marker not in _adopted:

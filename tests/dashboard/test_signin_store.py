@@ -110,3 +110,24 @@ def test_a_share_links_guest_is_not_asked_to_sign_in():
     from components import signin
 
     assert not signin.configured()  # restored
+
+
+def test_a_key_without_a_member_name_cannot_sign_as_a_member_of_its_project(tmp_path):
+    """The project's journal keys stars and statuses by name: a key the service names no member for
+    signs with its fingerprint beside the name given, so typing "alice" does not make one alice."""
+    from dailies.spec.models import Identity
+
+    shared = Journal(tmp_path / "journal.sqlite3")
+    scope = Scope.of("https://dailies.example/api/v3", KEY)
+    tag = f"key {scope.key_fingerprint[:8]}"
+    identity.set_display_name(shared.scoped(scope), "alice")
+    unnamed = identity.journal_for(shared, scope, Identity(project="studio"))
+    assert unnamed.scope.author == f"alice ({tag})"
+    named = identity.journal_for(shared, scope, Identity(project="studio", member="alice"))
+    assert named.scope.author == "alice"  # the service's member name, as it is
+    identity.set_display_name(shared.scoped(scope), "")
+    assert identity.journal_for(shared, scope, Identity(project="studio")).scope.author == tag
+    # Stars by name: the unnamed key's never replace alice's.
+    named.rate("cgt-1", 5)
+    unnamed.rate("cgt-1", 1)
+    assert named.ratings(["cgt-1"])["cgt-1"] == {"alice": 5, f"alice ({tag})": 1}

@@ -28,7 +28,7 @@ from dailies.client import BASE_URL_ENV, Client, base_url_problem, environment_d
 from dailies.journal import Journal, Scope
 from dailies.launcher import team_mode_in
 
-from . import browser_cookie, identity, pages, signin
+from . import browser_cookie, identity, outbound, pages, signin
 from .remembered_keys import FILE_NAME as REMEMBERED_KEYS_FILE
 from .remembered_keys import MAX_AGE_S, RememberedKeys
 
@@ -176,7 +176,7 @@ def _start_afresh_if_changed(before: Connection) -> None:
 def save(base_url: str, api_key: str | None) -> str | None:
     """Use (and remember in this browser) a base URL and, when given, a key. Returns the client's
     reason to refuse the base URL, in which case nothing is saved."""
-    problem = base_url_problem(base_url)
+    problem = base_url_problem(base_url) or (outbound.address_problem(base_url) if team_mode() else None)
     if problem is not None:
         return problem
     before = current()
@@ -227,7 +227,8 @@ CLIENTS_MAX = 64
 def _client(base_url: str, key_fingerprint: str, _api_key: str) -> Client:
     # Shared by the sessions of one connection (same key, same rights). The key itself is left out
     # of the cache key (the leading underscore): the fingerprint names it.
-    return Client(base_url=base_url, api_key=_api_key, timeout=30, max_retries=2)
+    return Client(base_url=base_url, api_key=_api_key, timeout=30, max_retries=2,
+                  transport=outbound.transport_for(base_url, team_mode()))
 
 
 def client() -> Client | None:

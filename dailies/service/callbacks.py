@@ -9,8 +9,12 @@ never block the API or rendering.
   processes never wait on each other; idle deliverers sleep until a NOTIFY (wakeups.py) or the
   next scheduled retry.
 - `succeeded` and `failed` get 1 + 3 attempts with exponential backoff and jitter; the other
-  statuses one. Only 2xx counts; redirects are not followed.
-- Every attempt is logged (attempt, time, status code, latency, error).
+  statuses one. Only the status code counts (2xx); the answer's body is never read, and
+  redirects are not followed.
+- An attempt has one deadline for the whole exchange (`callback_timeout`), however slowly the
+  receiver answers; a claim outlasts it many times over (`claim_timeout`).
+- Every attempt is logged (attempt, time, status code, latency, error) and counted toward the
+  event's attempts, even one whose claim was taken over meanwhile.
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ from __future__ import annotations
 import json
 import logging
 import random
+import socket
 import threading
 import time
 import uuid
 from collections.abc import Callable
 
 import httpx
-from sqlalchemy import Connection, Row, and_, func, insert, select, update
+from sqlalchemy import Connection, Row, func, insert, select, update
 from sqlalchemy.orm import aliased
 
 from ..netguard import BlockedAddress, check_public_host
@@ -39,8 +44,16 @@ from .wakeups import CALLBACKS_CHANNEL, Wakeups
 
 log = logging.getLogger("dailies.callbacks")
 
-# A claimed event whose deliverer died is handed out again after this long.
+# A claimed event whose deliverer died is handed out again after this long, or after
+# CLAIM_TIMEOUT_ATTEMPTS attempt deadlines if that is longer (`claim_timeout`): an attempt ends at
+# its deadline (plus the name lookups before it), so a live deliverer's attempt is never overtaken
+# by a second POST of the same event.
 CLAIM_TIMEOUT_SECONDS = 60.0
+CLAIM_TIMEOUT_ATTEMPTS = 6
+
+
+def claim_timeout(settings: Settings) -> float:
+    return max(CLAIM_TIMEOUT_SECONDS, CLAIM_TIMEOUT_ATTEMPTS * settings.callback_timeout)
 
 
 def retry_delay(settings: Settings, attempts_made: int, rng: random.Random) -> float:
@@ -48,6 +61,65 @@ def retry_delay(settings: Settings, attempts_made: int, rng: random.Random) -> f
     many receivers that failed together do not retry together."""
     base = settings.callback_retry_delays[min(attempts_made, len(settings.callback_retry_delays)) - 1]
     return base * rng.uniform(0.8, 1.2)
+
+
+class AttemptDeadline:
+    """The wall-clock limit of one attempt. httpx's timeout bounds each network operation, not the
+    exchange: a receiver that sends its answer a byte at a time never lets one read time out, and
+    would hold the deliverer for ever. At the deadline the connection's socket is shut down, which
+    ends the read blocked on it at once (TLS or not: the deliverer then gets an httpx error).
+
+    The socket is learnt from httpcore's `trace` extension when the connection is made, as a
+    duplicate: `shutdown` acts on the connection whichever descriptor names it, and the duplicate
+    stays valid until this attempt closes it, so the timer never touches a descriptor that was
+    closed and reused meanwhile. Only a new connection is seen, hence no keep-alive (`http_client`).
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self._over = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> AttemptDeadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._over = True
+            if self._socket is not None:
+                self._socket.close()
+                self._socket = None
+
+    def trace(self, name: str, info: dict) -> None:
+        """httpcore's `trace` extension: called in the deliverer's thread at each step."""
+        if not name.endswith(".connect_tcp.complete"):
+            return
+        sock = info["return_value"].get_extra_info("socket")
+        if sock is None:
+            return
+        with self._lock:
+            self._socket = sock.dup()
+            if self.expired:  # the deadline passed while connecting
+                self._shut()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._over:
+                return
+            self.expired = True
+            if self._socket is not None:
+                self._shut()
+
+    def _shut(self) -> None:
+        try:
+            self._socket.shutdown(socket.SHUT_RDWR)
+        except OSError:  # already closed by the receiver
+            pass
 
 
 class CallbackQueue:
@@ -64,6 +136,7 @@ class CallbackQueue:
         self.transport = transport
         self.deliverers = deliverers
         self.metrics = metrics
+        self.claim_timeout = claim_timeout(settings)
         self.stop_event = threading.Event()
         self.threads: list[threading.Thread] = []
         self.rng = random.Random()
@@ -105,8 +178,7 @@ class CallbackQueue:
 
     def _run(self, deliverer: str) -> None:
         streak = Streak(log, f"callback deliverer {deliverer}")
-        with httpx.Client(transport=self.transport, follow_redirects=False,
-                          timeout=self.settings.callback_timeout) as http:
+        with self.http_client() as http:
             wakeup = self.wakeups.callbacks
             while not self.stop_event.is_set():
                 # Nothing may end a deliverer (a database restart least of all): the events would
@@ -128,8 +200,16 @@ class CallbackQueue:
                     # Recording the outcome failed (a database error): keep this deliverer alive;
                     # the event stays claimed and is handed out again after the claim timeout.
                     log.warning("the outcome of callback %s could not be recorded; it is delivered again "
-                                "after %g s", event.webhook_id, CLAIM_TIMEOUT_SECONDS)
+                                "after %g s", event.webhook_id, self.claim_timeout)
                     self.stop_event.wait(streak.failed(exc))
+
+    def http_client(self) -> httpx.Client:
+        """A deliverer's client. No keep-alive: each attempt makes its own connection, whose socket
+        its deadline can shut (AttemptDeadline); a callback is one request, rarely followed at once
+        by another to the same receiver."""
+        return httpx.Client(transport=self.transport, follow_redirects=False,
+                            timeout=self.settings.callback_timeout,
+                            limits=httpx.Limits(max_keepalive_connections=0))
 
     def _idle_wait(self) -> float:
         """How long an idle deliverer sleeps unless woken. With notifications: until the next
@@ -160,7 +240,7 @@ class CallbackQueue:
                    earlier.c.state == "pending")
             .exists()
         )
-        free = (callback_events.c.claimed_by.is_(None)) | (callback_events.c.claimed_at < now - CLAIM_TIMEOUT_SECONDS)
+        free = (callback_events.c.claimed_by.is_(None)) | (callback_events.c.claimed_at < now - self.claim_timeout)
         pick = (
             select(callback_events.c.seq)
             .where(callback_events.c.state == "pending", callback_events.c.next_attempt_at <= now, free, ~blocked)
@@ -194,57 +274,87 @@ class CallbackQueue:
             ).first()
 
     def deliver(self, http: httpx.Client, event: Row) -> None:
-        attempt = event.attempts + 1
         started = time.perf_counter()
         status_code: int | None = None
         error: str | None = None
+        deadline = AttemptDeadline(self.settings.callback_timeout)
         try:
             check_public_host(event.url, allow_loopback=self.settings.allow_loopback_callbacks,
                               allow_private=self.settings.allow_private_callbacks)
-            body = event.body.encode()
-            # Safe from many deliverer threads at once: both secret stores make a project's secret
-            # under their own lock (keys.json: a thread lock and flock; the database: insert once).
-            secret = self.secret_for(event.project)
-            headers = {"content-type": "application/json", "user-agent": "dailies-callbacks/1",
-                       **signed_headers(secret, event.webhook_id, int(self.settings.clock()), body)}
-            response = http.post(event.url, content=body, headers=headers)
-            status_code = response.status_code
+            status_code = self._post(http, event, deadline)
             if not 200 <= status_code < 300:
                 error = f"receiver answered {status_code}" + (
                     " (redirects are not followed)" if 300 <= status_code < 400 else "")
         except BlockedAddress as exc:
             error = f"refused: {exc}"
         except httpx.TimeoutException:
-            error = f"timed out after {self.settings.callback_timeout:g} s"
+            error = self._timed_out()
         # httpx.InvalidURL (e.g. a control character in the stored URL) is not an HTTPError; left
         # uncaught it would kill the deliverer, and every deliverer that claims the event after it.
         except (httpx.HTTPError, httpx.InvalidURL, ValueError, OSError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            # The deadline shut the connection: whatever error that gave, the attempt timed out.
+            error = self._timed_out() if deadline.expired else f"{type(exc).__name__}: {exc}"
         latency_ms = (time.perf_counter() - started) * 1000
-        self._record(event, attempt, status_code, latency_ms, error)
+        self._record(event, status_code, latency_ms, error)
 
-    def _record(self, event: Row, attempt: int, status_code: int | None, latency_ms: float,
-                error: str | None) -> None:
+    def _post(self, http: httpx.Client, event: Row, deadline: AttemptDeadline) -> int:
+        """POST the event within `deadline`; its status code. The body of the answer is never read:
+        the status alone decides, and a receiver that trickles a body must not hold a deliverer."""
+        body = event.body.encode()
+        # Safe from many deliverer threads at once: both secret stores make a project's secret
+        # under their own lock (keys.json: a thread lock and flock; the database: insert once).
+        secret = self.secret_for(event.project)
+        headers = {"content-type": "application/json", "user-agent": "dailies-callbacks/1",
+                   **signed_headers(secret, event.webhook_id, int(self.settings.clock()), body)}
+        with deadline, http.stream("POST", event.url, content=body, headers=headers,
+                                   extensions={"trace": deadline.trace}) as response:
+            return response.status_code
+
+    def _timed_out(self) -> str:
+        return f"timed out after {self.settings.callback_timeout:g} s"
+
+    def _record(self, event: Row, status_code: int | None, latency_ms: float, error: str | None) -> None:
         now = self.settings.clock()
-        if error is None:
-            outcome, values = "delivered", {"state": "delivered", "attempts": attempt, "claimed_by": None}
-        elif attempt >= event.max_attempts:
-            outcome, values = "failed", {"state": "failed", "attempts": attempt, "claimed_by": None}
-        else:
-            outcome, values = "retry", {"attempts": attempt, "claimed_by": None,
-                                        "next_attempt_at": now + retry_delay(self.settings, attempt, self.rng)}
         with self.write.begin() as conn:
+            # Counted on the stored row, not from the claimed copy: an attempt that outlived its
+            # claim (another deliverer took the event meanwhile) counts toward max_attempts too.
+            counted = conn.execute(
+                update(callback_events).where(callback_events.c.seq == event.seq)
+                .values(attempts=callback_events.c.attempts + 1)
+                .returning(callback_events.c.attempts, callback_events.c.max_attempts,
+                           callback_events.c.state, callback_events.c.claimed_by)
+            ).first()
+            if counted is None:  # purged with its task meanwhile: nothing left to log against
+                log.info("callback %s of %s was purged during its attempt", event.webhook_id, event.task_id)
+                return
+            attempt = counted.attempts
             conn.execute(insert(callback_attempts).values(
                 webhook_id=event.webhook_id, task_id=event.task_id, status=event.status, attempt=attempt,
                 at=now, status_code=status_code, latency_ms=round(latency_ms, 1), error=error,
             ))
-            conn.execute(update(callback_events).where(
-                and_(callback_events.c.seq == event.seq, callback_events.c.claimed_by == event.claimed_by)
-            ).values(**values))
+            outcome, values = self._outcome(counted, held=counted.claimed_by == event.claimed_by,
+                                            delivered=error is None, now=now)
+            if values:
+                conn.execute(update(callback_events).where(callback_events.c.seq == event.seq).values(**values))
         if self.metrics is not None:
             self.metrics.callback_deliveries.labels(outcome).inc()
         log.info("callback %s of %s (%s) attempt %d: %s", event.webhook_id, event.task_id, event.status,
                  attempt, error or f"delivered ({status_code})")
+
+    def _outcome(self, counted: Row, held: bool, delivered: bool, now: float) -> tuple[str, dict]:
+        """What an attempt does to its event, given the event as counted with it. `held`: this
+        deliverer still has the claim; if not, another deliverer is sending the event now and
+        decides its schedule, so a lost claim only ends the event (delivered, or out of attempts)."""
+        release = {"claimed_by": None} if held else {}
+        if delivered:
+            return "delivered", {"state": "delivered", **release}
+        if counted.state != "pending":  # delivered or given up by another attempt meanwhile
+            return "failed", release
+        if counted.attempts >= counted.max_attempts:
+            return "failed", {"state": "failed", **release}
+        if not held:
+            return "retry", {}
+        return "retry", {"next_attempt_at": now + retry_delay(self.settings, counted.attempts, self.rng), **release}
 
     # ---------- reading ----------
 

@@ -14,6 +14,7 @@ from dailies.journal import STATUS_LABELS, STATUSES, Journal
 from dailies.spec.results import VIDEO_NAME
 
 from . import pages, player, review_comments
+from .markdown_text import markdown_text
 from .review_data import Result, Shot
 from .stored_requests import stored_request
 from .task_rows import cost_of, format_time, length_text, model_as_written
@@ -74,17 +75,17 @@ def review_widgets(journal: Journal, result: Result, tz: tzinfo) -> None:
     st.feedback("stars", key=stars_key, on_change=_save_stars, args=(journal, tid))
     said = []
     if result.status is not None:
-        said.append(f"{STATUS_LABELS[result.status.status]} by {result.status.author}, "
+        said.append(f"{STATUS_LABELS[result.status.status]} by {markdown_text(result.status.author)}, "
                     f"{format_time(result.status.at, tz)}")
     if result.ratings:
-        each = ", ".join(f"{who} {n}★" for who, n in result.ratings.items())
+        each = ", ".join(f"{markdown_text(who)} {n}★" for who, n in result.ratings.items())
         said.append(f"★ {result.average_stars:.1f} average ({each})")
     if said:
         st.caption(" · ".join(said))
     if result.status is not None:
         with st.expander("Status history"):
             for change in journal.status_history(tid):
-                st.markdown(f"- {format_time(change.at, tz)} · **{change.author}**: "
+                st.markdown(f"- {format_time(change.at, tz)} · **{markdown_text(change.author)}**: "
                             f"{STATUS_LABELS.get(change.previous or 'pending')} → {STATUS_LABELS[change.status]}")
 
 
@@ -116,7 +117,7 @@ def fill_from_service(result: Result, client, cache_id: str) -> None:
 
 def prompt_line(result: Result, client, cache_id: str) -> None:
     fill_from_service(result, client, cache_id)
-    st.markdown(f"**{result.prompt}**" if result.prompt else "_Prompt unknown_",
+    st.markdown(f"**{markdown_text(result.prompt)}**" if result.prompt else "_Prompt unknown_",
                 help=None if result.prompt else "Not submitted from a dashboard, and the service does not "
                                                 "return prompts.")
 
@@ -149,7 +150,7 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
         rec = result.record
         details = [f"v{shot.number_of(chosen)}" if len(ids) > 1 else "", short_id(result.task_id)]
         if result.author:
-            details.append(f"by {result.author}")
+            details.append(f"by {markdown_text(result.author)}")
         if rec is not None:
             details += [model_as_written(rec, result.submission),
                         f"{rec.resolution} · {rec.ratio} · {length_text(rec)}", cost_of(rec, result.submission),

@@ -12,6 +12,7 @@ import streamlit as st
 
 from dailies.journal import Comment, Journal, thread
 
+from .markdown_text import markdown_text
 from .task_rows import format_time
 from .timecode_player import format_timecode
 
@@ -60,10 +61,13 @@ def render(journal: Journal, task_id: str, comments: list[Comment], tz: tzinfo,
     for comment, depth in thread(comments):
         indent = "&nbsp;" * 6 * min(depth, 4)
         when = format_time(comment.created_at, tz)
-        resolved = (" · ✅ resolved" + (f" by {comment.resolved_by}" if comment.resolved_by else "")
+        resolved = (" · ✅ resolved" + (f" by {markdown_text(comment.resolved_by)}" if comment.resolved_by else "")
                     if comment.resolved else "")
-        text = comment.body if not comment.resolved else f"~~{comment.body}~~"
-        st.markdown(f"{indent}**{comment.author}** · {when}{resolved}  \n{indent}{text}")
+        # Names and bodies are whoever wrote them (a share link's guest too): shown as typed, so a body's
+        # lines cannot load an image, hide a link or start a bold line that passes for another comment.
+        text = markdown_text(comment.body, indent=indent)
+        text = f"~~{text}~~" if comment.resolved else text
+        st.markdown(f"{indent}**{markdown_text(comment.author)}** · {when}{resolved}  \n{indent}{text}")
         # A row of small buttons under the text: the timecode (plays from there), reply, resolve.
         with st.container(horizontal=True, gap="small"):
             if comment.timecode is not None:

@@ -21,6 +21,7 @@ from dailies.spec.models import TaskRecord, TaskRequest
 
 from . import connection, data, player, task_actions, task_callbacks
 from . import countdown as cd
+from .markdown_text import markdown_text
 from .stored_requests import stored_request
 from .task_rows import (
     STATUS_EMOJI,
@@ -153,11 +154,11 @@ def render(client: Client | None, journal: Journal, task_id: str, tz: tzinfo,
         return loaded
     stored = None if submission is not None else stored_request(client, connection.current().cache_id, task_id)
     if submission is not None:
-        st.markdown(f"> {submission.prompt}" if submission.prompt else "_No prompt: inputs only._")
+        st.markdown(f"> {markdown_text(submission.prompt)}" if submission.prompt else "_No prompt: inputs only._")
     elif stored is not None:
-        st.markdown(f"> {stored.prompt}" if stored.prompt else "_No prompt: inputs only._")
+        st.markdown(f"> {markdown_text(stored.prompt)}" if stored.prompt else "_No prompt: inputs only._")
         if stored.created_by:
-            st.caption(f"Created by {stored.created_by} (with the API, not from this dashboard).")
+            st.caption(f"Created by {markdown_text(stored.created_by)} (with the API, not from this dashboard).")
     else:
         st.caption("Prompt unknown: the list endpoint does not return prompts, and this task was not "
                    "submitted from this dashboard.")

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from components import connection
+from components.markdown_text import markdown_text
 from dailies.journal import STATUS_LABELS, STATUSES, ShareRefused
 from dailies.journal.shares import MAX_ATTEMPTS
 from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
@@ -169,7 +170,7 @@ def render(now: float | None = None) -> None:
         st.session_state["guest.share"] = marker
     if share.has_passphrase:
         _ask_passphrase(journal, share, token, now)
-    st.caption(f"Shared by {share.created_by} · until {_when(share.expires_at)} · "
+    st.caption(f"Shared by {markdown_text(share.created_by)} · until {_when(share.expires_at)} · "
                f"{len(share.task_ids)} version(s)")
     if share.allow_comments or share.allow_status:
         st.text_input("Your name", key=GUEST_NAME_KEY, max_chars=60,

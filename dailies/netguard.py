@@ -12,22 +12,27 @@ Error tree:
           +-- BlockedAddress    a resolved address is loopback, private, link-local, ...
           +-- HostLookupError   the URL has no host, or the host does not resolve
 
-Limit: the check and the later connection resolve the name separately, so a DNS server that
-answers differently the second time (DNS rebinding) is not stopped here. Callers that need that
-guarantee connect to the address checked here.
+A check alone and a later connection would resolve the name twice, and a DNS server that answers
+differently the second time (DNS rebinding) would send the connection elsewhere: `pinned` checks a
+URL and says how to send the request to the very address checked (the host's name kept for the
+`Host` header and the TLS certificate).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+import httpx
 
 # The classification of addresses is a rule of the contract, shared with the checks at create
 # that need no DNS (`dailies.spec.urls`); this module adds the resolving.
 from .spec.urls import IPAddress, blocked_reason, canonical_host, host_reason, literal_address
 
-__all__ = ["BlockedAddress", "HostLookupError", "NetguardError", "blocked_reason", "check_public_host", "resolve"]
+__all__ = ["BlockedAddress", "HostLookupError", "NetguardError", "Pinned", "blocked_reason", "check_public_host",
+           "pinned", "resolve"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -59,8 +64,9 @@ def resolve(host: str, port: int | None = None) -> list[IPAddress]:
     return addresses
 
 
-def check_public_host(url: str, allow_loopback: bool, allow_private: bool = False) -> None:
-    """Raise `BlockedAddress` unless every address the URL's host resolves to may be reached.
+def check_public_host(url: str, allow_loopback: bool, allow_private: bool = False) -> list[IPAddress]:
+    """Raise `BlockedAddress` unless every address the URL's host resolves to may be reached; return
+    those addresses.
 
     Loopback passes only with `allow_loopback`, private ranges only with `allow_private`;
     link-local, multicast, reserved and unspecified addresses never pass. Raises
@@ -84,7 +90,31 @@ def check_public_host(url: str, allow_loopback: bool, allow_private: bool = Fals
         kind = "name" if literal_address(canonical) is None else "address"
         article = "an" if named[0] in "aeiou" else "a"
         raise BlockedAddress(f"host {host!r} is {article} {named} {kind}, which is not allowed")
-    for address in resolve(host, port):
+    addresses = resolve(host, port)
+    for address in addresses:
         reason = blocked_reason(address, allow_loopback=allow_loopback, allow_private=allow_private)
         if reason is not None:
             raise BlockedAddress(f"host {host!r} resolves to a {reason} address ({address}), which is not allowed")
+    return addresses
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """A request to send to a checked address: `url` names the address instead of the host, the
+    `Host` header and (https) the TLS server name keep the host's name."""
+
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    extensions: dict[str, str] = field(default_factory=dict)
+
+
+def pinned(url: str, allow_loopback: bool, allow_private: bool = False) -> Pinned:
+    """`check_public_host`, and the request to the first address checked (httpx sends an
+    `sni_hostname` extension's name in TLS and checks the certificate against it)."""
+    addresses = check_public_host(url, allow_loopback, allow_private)
+    target = httpx.URL(url)
+    if literal_address(target.host) is not None:
+        return Pinned(url)
+    headers = {"Host": target.netloc.decode("ascii")}
+    extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
+    return Pinned(str(target.copy_with(host=str(addresses[0]))), headers, extensions)

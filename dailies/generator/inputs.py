@@ -158,16 +158,19 @@ class InputResolver:
         ) as client:
             for _hop in range(self.max_redirects + 1):
                 try:
-                    netguard.check_public_host(current, self.allow_loopback, self.allow_private)
+                    # Sent to the very address checked: a name that answers otherwise on a second
+                    # lookup (DNS rebinding) cannot turn the connection inward.
+                    target = netguard.pinned(current, self.allow_loopback, self.allow_private)
                 except netguard.NetguardError as exc:
                     raise fail(str(exc)) from exc
                 try:
-                    with client.stream("GET", current) as response:
+                    with client.stream("GET", target.url, headers=target.headers,
+                                       extensions=target.extensions) as response:
                         if response.is_redirect:
                             location = response.headers.get("location")
                             if not location:
                                 raise fail(f"HTTP {response.status_code} without Location")
-                            current = str(response.url.join(location))
+                            current = str(httpx.URL(current).join(location))
                             continue
                         if response.status_code != 200:
                             raise fail(f"HTTP {response.status_code}")

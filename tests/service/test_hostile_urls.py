@@ -250,7 +250,65 @@ async def test_a_redirect_inward_is_refused_by_the_fetch(dns, tmp_path):
     resolver = InputResolver(tmp_path, allow_loopback=False, transport=httpx.MockTransport(handler))
     with pytest.raises(InputError, match="link-local"):
         resolver.read_bytes("https://images.example.com/a.png", "content[1].image_url")
-    assert seen == ["https://images.example.com/a.png"]
+    assert seen == ["https://93.184.216.34/a.png"]  # the address checked (the host's name in Host and TLS)
+
+
+async def test_the_fetch_connects_to_the_address_it_checked(dns, tmp_path):
+    dns["images.example.com"] = ["93.184.216.34"]
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=b"\x89PNG\r\n\x1a\n")
+
+    resolver = InputResolver(tmp_path, allow_loopback=False, transport=httpx.MockTransport(handler))
+    resolver.read_bytes("https://images.example.com:8443/a.png?v=2", "content[1].image_url")
+    [request] = seen
+    assert str(request.url) == "https://93.184.216.34:8443/a.png?v=2"
+    assert request.headers["host"] == "images.example.com:8443"
+    assert request.extensions["sni_hostname"] == "images.example.com"
+
+
+async def test_a_name_that_answers_inward_on_a_second_lookup_cannot_turn_the_fetch_inward(tmp_path, monkeypatch):
+    """DNS rebinding: the name resolves to a public address for the check and to loopback after it.
+    The fetch connects to the address checked, so the loopback server is never reached."""
+    import socket
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    reached = []
+
+    class Inside(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            reached.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"internal secret")
+
+        def log_message(self, *args) -> None:
+            pass
+
+    inside = ThreadingHTTPServer(("127.0.0.1", 0), Inside)
+    threading.Thread(target=inside.serve_forever, daemon=True).start()
+    port = inside.server_address[1]
+    real, lookups = socket.getaddrinfo, []
+
+    def rebinding(host, *args, **kwargs):
+        if host != "rebind.example":
+            return real(host, *args, **kwargs)
+        lookups.append(host)
+        address = "93.184.216.34" if len(lookups) == 1 else "127.0.0.1"
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    try:
+        resolver = InputResolver(tmp_path, allow_loopback=False, timeout=2)
+        with pytest.raises(InputError, match="resource download failed"):
+            resolver.read_bytes(f"http://rebind.example:{port}/a.png", "content[1].image_url")
+    finally:
+        inside.shutdown()
+        inside.server_close()
+    assert reached == [] and lookups == ["rebind.example"]
 
 
 async def test_localhost_is_refused_by_the_fetch_without_the_setting(tmp_path):

@@ -25,7 +25,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
+from sqlalchemy.exc import IntegrityError
 
 from ..spec.results import VIDEO_NAME
 from .scope import Scope
@@ -36,6 +37,14 @@ LOCK_SECONDS = 15 * 60
 MAX_TOKEN_CHARS = 128  # a token is 43 characters; anything much longer is not one
 PBKDF2_ITERATIONS = 200_000
 MAX_GUEST_NAME = 60
+
+
+SHARE_ID_TRIES = 8
+
+
+def new_share_id() -> str:
+    """A share's public id (what lists and `dailies share revoke` name; never enough to open it)."""
+    return secrets.token_hex(4)
 
 
 class ShareRefused(Exception):
@@ -127,19 +136,27 @@ class SharesMixin(View):
             raise ValueError("no kept copy of " + ", ".join(missing) + ": keep the video first")
         now = time.time() if now is None else now
         token = secrets.token_urlsafe(32)
-        share = Share(secrets.token_hex(4), self._writes_as, self._scope.base_url, self._scope.key_fingerprint,
-                      tuple(ids), self.author, now, now + expires_in,
-                      {t: p for t, p in (prompts or {}).items() if t in ids and p},
-                      bool(passphrase), allow_comments, allow_status, hide_prompt)
-        self._write("shares", [{
-            "scope": share.scope, "id": share.id, "token_hash": token_hash(token),
-            "scope_base_url": share.scope_base_url, "scope_key": share.scope_key,
-            "task_ids": json.dumps(list(share.task_ids)), "prompts": json.dumps(share.prompts),
-            "created_by": share.created_by, "created_at": share.created_at, "expires_at": share.expires_at,
-            "passphrase": _hash_passphrase(passphrase) if passphrase else None,
-            "allow_comments": int(allow_comments), "allow_status": int(allow_status), "hide_prompt": int(hide_prompt),
-            "revoked_at": None, "failed_attempts": 0, "locked_until": None}])
-        return share, token
+        for _attempt in range(SHARE_ID_TRIES):
+            share = Share(new_share_id(), self._writes_as, self._scope.base_url, self._scope.key_fingerprint,
+                          tuple(ids), self.author, now, now + expires_in,
+                          {t: p for t, p in (prompts or {}).items() if t in ids and p},
+                          bool(passphrase), allow_comments, allow_status, hide_prompt)
+            row = {"scope": share.scope, "id": share.id, "token_hash": token_hash(token),
+                   "scope_base_url": share.scope_base_url, "scope_key": share.scope_key,
+                   "task_ids": json.dumps(list(share.task_ids)), "prompts": json.dumps(share.prompts),
+                   "created_by": share.created_by, "created_at": share.created_at, "expires_at": share.expires_at,
+                   "passphrase": _hash_passphrase(passphrase) if passphrase else None,
+                   "allow_comments": int(allow_comments), "allow_status": int(allow_status),
+                   "hide_prompt": int(hide_prompt), "revoked_at": None, "failed_attempts": 0, "locked_until": None}
+            # A plain INSERT: the journal's usual write replaces a row with the same key, and an id
+            # already taken (by any project's share) must never replace that share.
+            try:
+                with self._store.writer.begin() as conn:
+                    conn.execute(insert(self._table("shares")), [row])
+            except IntegrityError:
+                continue
+            return share, token
+        raise RuntimeError(f"no free share id after {SHARE_ID_TRIES} tries")
 
     def shares(self) -> list[Share]:
         """This view's scope's shares (the unscoped view: every share), newest first."""

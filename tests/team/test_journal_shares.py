@@ -149,3 +149,20 @@ def test_five_wrong_passphrases_lock_the_share_for_a_while(journal):
     for attempt in range(MAX_ATTEMPTS - 1):
         assert not journal.check_passphrase(opened, "nope", now=later + attempt)
     assert journal.open_share(token, now=later + 10).id == share.id
+
+
+def test_a_share_id_already_taken_by_another_project_is_never_replaced(journal, monkeypatch):
+    """Share ids are short (the lists and `dailies share revoke` name them): an id drawn twice, by any
+    project, takes another draw instead of replacing the share that has it."""
+    from dailies.journal import shares
+
+    ana, bo = project(journal, "studio", "Ana"), project(journal, "rival", "Bo")
+    keep(ana, "cgt-1")
+    keep(bo, "cgt-9")
+    draws = iter(["aaaa0001", "aaaa0001", "aaaa0002"])
+    monkeypatch.setattr(shares, "new_share_id", lambda: next(draws))
+    first, first_token = ana.create_share(["cgt-1"], DAY, now=1000.0)
+    second, second_token = bo.create_share(["cgt-9"], DAY, now=1000.0)
+    assert (first.id, second.id) == ("aaaa0001", "aaaa0002")
+    assert journal.open_share(first_token, now=2000.0).task_ids == ("cgt-1",)
+    assert journal.open_share(second_token, now=2000.0).task_ids == ("cgt-9",)

@@ -51,7 +51,7 @@ from ..spec.lifetimes import oldest_kept
 from ..spec.models import ListTasksQuery
 from ..spec.statuses import ACTIVE, DELETABLE, TaskStatus
 from . import rate_limits, task_counts, upstream_pacing
-from .db import idempotency, is_postgres, ledger, tasks, writer
+from .db import callback_attempts, callback_events, idempotency, is_postgres, ledger, tasks, writer
 
 log = logging.getLogger("dailies.tasks")
 # As sorted tuples: a statement's cache key must not depend on a set's iteration order.
@@ -478,7 +478,8 @@ class TaskStore:
             }, tasks.c.worker_id == worker_id)
 
     def purge(self, now: float) -> list[Row]:
-        """Delete records created more than 7 days ago; returns them so files can go too.
+        """Delete records created more than 7 days ago, with their callback events and delivery
+        log (an event holds a copy of the record); returns the records so files can go too.
 
         In batches of PURGE_BATCH, each its own short transaction: after days without a sweep (a
         service that was down) the backlog may be a hundred thousand rows, and one transaction
@@ -489,16 +490,57 @@ class TaskStore:
             with self.write.begin() as conn:
                 batch = select(tasks.c.id).where(tasks.c.created_at < cutoff).limit(PURGE_BATCH)
                 rows = conn.execute(delete(tasks).where(tasks.c.id.in_(batch)).returning(*tasks.c)).all()
+                _forget_callbacks(conn, [row.id for row in rows])
             purged += rows
             if len(rows) < PURGE_BATCH:
                 break
-        with self.write.begin() as conn:
-            conn.execute(delete(idempotency).where(
-                idempotency.c.created_at < int(now) - L.IDEMPOTENCY_WINDOW_SECONDS))
-            task_counts.forget_before(conn, cutoff)
-            rate_limits.forget_before(conn, now)
-            upstream_pacing.forget_before(conn, now)
+        more = True
+        while more:
+            with self.write.begin() as conn:
+                # The callback events of records deleted earlier, a batch at a time; the last batch
+                # shares its transaction with the expired keys and counters.
+                more = _forget_old_callback_events(conn, cutoff)
+                if not more:
+                    conn.execute(delete(idempotency).where(
+                        idempotency.c.created_at < int(now) - L.IDEMPOTENCY_WINDOW_SECONDS))
+                    task_counts.forget_before(conn, cutoff)
+                    rate_limits.forget_before(conn, now)
+                    upstream_pacing.forget_before(conn, now)
         if purged:
             log.info("purged %d task records older than 7 days", len(purged))
         return purged
 
+
+def _forget_callbacks(conn: Connection, task_ids: list[str]) -> None:
+    """The callback events (pending ones too: their record is gone) and delivery log of these tasks."""
+    if task_ids:
+        conn.execute(delete(callback_events).where(callback_events.c.task_id.in_(task_ids)))
+        conn.execute(delete(callback_attempts).where(callback_attempts.c.task_id.in_(task_ids)))
+
+
+def _forget_old_callback_events(conn: Connection, cutoff: int) -> bool:
+    """Up to PURGE_BATCH callback events older than the records kept, with the delivery log of their
+    tasks: those of records `DELETE` removed, or purged before events went with their record.
+    Returns whether the batch was full (there may be more)."""
+    left = PURGE_BATCH
+    for state in ("delivered", "failed", "pending"):
+        left -= _forget_old_events_in(conn, state, cutoff, left)
+        if not left:
+            return True
+    return False
+
+
+def _forget_old_events_in(conn: Connection, state: str, cutoff: int, limit: int) -> int:
+    """Up to `limit` events in `state` made before `cutoff`: an event is never due before it was
+    made, so `next_attempt_at` (indexed with `state`) before the cutoff means made before it too. A
+    pending event goes only if its task is gone. Returns how many were deleted."""
+    where = [callback_events.c.state == state, callback_events.c.next_attempt_at < cutoff]
+    if state == "pending":
+        where.append(~select(tasks.c.id).where(tasks.c.id == callback_events.c.task_id).exists())
+    batch = select(callback_events.c.seq).where(*where).limit(limit)
+    task_ids = conn.execute(delete(callback_events).where(callback_events.c.seq.in_(batch))
+                            .returning(callback_events.c.task_id)).scalars().all()
+    if task_ids:
+        task_gone = ~select(tasks.c.id).where(tasks.c.id == callback_attempts.c.task_id).exists()
+        conn.execute(delete(callback_attempts).where(callback_attempts.c.task_id.in_(set(task_ids)), task_gone))
+    return len(task_ids)

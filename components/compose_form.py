@@ -57,6 +57,7 @@ from components.compose_fields import (
     offered,
 )
 from components.image_input import IMAGE_LIMITS, SlotContext, image_slot
+from components.markdown_text import markdown_text
 from components.media_input import AUDIO_LIMITS, VIDEO_LIMITS, audio_slot, video_slot
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
@@ -307,7 +308,7 @@ def _draft_picker(values: FormValues, client: Client | None, journal: Journal, m
         kept = None if draft_id in prompts else journal.submission(draft_id)
         prompt = prompts.get(draft_id) or (kept.prompt if kept else "")
         if prompt:
-            st.caption(f"Draft prompt: “{prompt}”")
+            st.caption(f"Draft prompt: “{markdown_text(prompt)}”")
     messages.add("draft_task")
 
 

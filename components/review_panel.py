@@ -22,6 +22,7 @@ from dailies.client import Client
 from dailies.journal import STATUS_LABELS, Journal
 
 from . import connection, data, player
+from .markdown_text import markdown_text
 from .review_card import (
     COMPARE_KEY,
     FILTERED_KEY,
@@ -99,7 +100,8 @@ def compare(results: list[Result], now: float) -> None:
     if len(playable) < len(results):
         st.caption("Not playable here (no link, no kept copy): " + ", ".join(
             short_id(r.task_id) for m, r in zip(media, results, strict=True) if m is None))
-    st.caption(" · ".join(f"{short_id(r.task_id)}: {r.prompt[:60] or 'prompt unknown'}" for r in results))
+    st.caption(" · ".join(f"{short_id(r.task_id)}: {markdown_text(r.prompt[:60]) or 'prompt unknown'}"
+                          for r in results))
     st.dataframe(comparison_table(results), width="stretch")
 
 
@@ -152,7 +154,7 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     shots = shots_of(journal, results)
     batches = {b["id"]: b for b in journal.batches()}
     members = sorted({r.author for r in results if r.author})
-    st.caption(f"Reviewing as **{journal.author}**" + (" · the project's journal, shared by its members"
+    st.caption(f"Reviewing as **{markdown_text(journal.author)}**" + (" · the project's journal, shared by its members"
                                                        if journal.scope and journal.scope.is_project else ""))
     cols = st.columns([2, 2, 3, 4, 1.4], vertical_alignment="bottom")
     with cols[4]:

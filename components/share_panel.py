@@ -26,6 +26,7 @@ from dailies.spec.results import VIDEO_NAME
 from . import signin
 from .connection import team_mode
 from .keep import LinkExpired, keep_result
+from .markdown_text import markdown_text
 
 EXPIRIES = {"1 day": 86_400.0, "7 days": 7 * 86_400.0, "30 days": 30 * 86_400.0}
 LINK_KEY = "share.created_link"  # the link just made, shown once
@@ -146,8 +147,9 @@ def _list(journal: Journal, key: str) -> None:
             flags = [f for f, on in (("comments", share.allow_comments), ("status", share.allow_status),
                                      ("prompt hidden", share.hide_prompt), ("passphrase", share.has_passphrase))
                      if on]
-            st.markdown(f"`{share.id}` · **{state}** · by {share.created_by} · {_when(share.created_at)} · "
-                        f"until {_when(share.expires_at)} · {len(share.task_ids)} version(s)"
+            st.markdown(f"`{share.id}` · **{state}** · by {markdown_text(share.created_by)} · "
+                        f"{_when(share.created_at)} · until {_when(share.expires_at)} · "
+                        f"{len(share.task_ids)} version(s)"
                         + (f" · {', '.join(flags)}" if flags else ""))
         with cols[1]:
             st.button("Revoke", key=f"{key}.revoke.{share.id}", disabled=state == "revoked",

@@ -8,17 +8,19 @@ Two kinds, so that every figure is true however many processes run:
 - What happened in this process (task outcomes it recorded, render seconds, callback deliveries,
   dependency errors, claims paused) are its own counters, histograms and gauges in a registry of
   its own (never the global one: tests run many services in one process). Prometheus scrapes every
-  process, and sum() over them is the deployment's figure.
+  process, and sum() over them is the deployment's figure. A task outcome is counted once the
+  transaction that records it has committed (`task_ended`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Connection, Engine, event, func, select
 
 from ..spec.statuses import TaskStatus
 from .db import callback_events, tasks
@@ -110,6 +112,12 @@ class Metrics:
             self.dependency_errors.labels(str(dep))  # present at 0 before the first error
         registry_collector = DatabaseCollector(engine)
         r.register(registry_collector)
+        # The outcomes a transaction recorded wait on its connection (`task_ended`) under a key of
+        # this Metrics; a new transaction on the connection starts without those of one that did
+        # not commit.
+        self._uncommitted = f"dailies.metrics.{id(self)}.outcomes"
+        event.listen(engine, "begin", lambda conn: conn.info.pop(self._uncommitted, None))
+        _after_each_commit(engine, self._count_committed)
 
     def upstream_call(self, call: str, outcome: str, seconds: float) -> None:
         self.upstream_calls.labels(call, outcome).inc()
@@ -121,8 +129,15 @@ class Metrics:
     def dependency_error(self, dependency: Dependency) -> None:
         self.dependency_errors.labels(str(dependency)).inc()
 
-    def task_ended(self, status: str, code: str | None) -> None:
-        self.task_outcomes.labels(status, code or "").inc()
+    def task_ended(self, conn: Connection, status: str, code: str | None) -> None:
+        """A task ended in the transaction of `conn`: counted when that transaction commits, and
+        only then. A change whose COMMIT is lost is written again (workers._persist) and would
+        otherwise count twice; a change rolled back never happened."""
+        conn.info.setdefault(self._uncommitted, []).append((status, code or ""))
+
+    def _count_committed(self, info: dict) -> None:
+        for status, code in info.pop(self._uncommitted, ()):
+            self.task_outcomes.labels(status, code).inc()
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
@@ -132,3 +147,21 @@ class Metrics:
         from prometheus_client import start_http_server
 
         return start_http_server(port, addr=host, registry=self.registry)
+
+
+def _after_each_commit(engine: Engine, action: Callable[[dict], None]) -> None:
+    """Call `action(info)` with the connection's `info` after each COMMIT on `engine` that went
+    through. SQLAlchemy Core has no event after a commit (its `commit` event comes before the
+    COMMIT, which may still fail), so the dialect's own commit is wrapped; it serves every
+    connection of the engine, the writer's included (db.writer shares the dialect)."""
+    dialect = engine.dialect
+    commit = dialect.do_commit
+
+    def do_commit(dbapi_connection) -> None:
+        commit(dbapi_connection)
+        try:
+            action(dbapi_connection.info)
+        except Exception:  # a metric never fails a write that is already committed
+            log.exception("counting what a committed transaction recorded failed")
+
+    dialect.do_commit = do_commit

@@ -103,7 +103,7 @@ class Services:
         if row.status == TaskStatus.QUEUED:
             self.wakeups.announce(conn, TASKS_CHANNEL)
         elif row.status in TERMINAL:
-            self.metrics.task_ended(row.status, row.error_code)
+            self.metrics.task_ended(conn, row.status, row.error_code)  # once committed
             state = json.loads(row.generator_state) if row.generator_state else {}
             if row.status == TaskStatus.SUCCEEDED:
                 budgets.settle(conn, row.id, self._actual_cost(row), self.settings.clock(), state.get("key"))

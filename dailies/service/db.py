@@ -261,12 +261,31 @@ def _sqlite_engine(db_path: Path) -> Engine:
     return engine
 
 
+# libpq's connection options (psycopg passes them on). connect_timeout: a database that does not
+# answer a new connection is noticed in seconds (and claims pause, workers.py), not after the
+# system's TCP timeout. The rest are for connections already open (in the pool, or mid-statement)
+# when the database's host freezes or the network drops without a reset: without them a statement
+# waits for its answer for the system's TCP timeout (15 minutes and more). Keepalives find an idle
+# peer gone after 10 s of silence and 3 unanswered probes 5 s apart; tcp_user_timeout ends a
+# connection whose sent data goes unacknowledged for 25 s. Either way the statement fails with an
+# OperationalError (the database is down, faults.py) within about 30 s. A database that is alive
+# but does not answer (its host's kernel still acknowledges) is not caught here: the readiness
+# probe and the key lookup wait with deadlines of their own (health.py, shared_secrets.py).
+POSTGRES_CONNECT_ARGS = {
+    "connect_timeout": 5,
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 25_000,  # milliseconds
+}
+
+
 def _postgres_engine(url: str) -> Engine:
     # pre_ping: a worker idle through a database restart or a proxy's idle cut gets a fresh
-    # connection instead of an error on its next claim. connect_timeout: a database that does not
-    # answer is noticed in seconds (and claims pause, workers.py), not after the system's TCP timeout.
+    # connection instead of an error on its next claim.
     engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=15,
-                           connect_args={"connect_timeout": 5})
+                           connect_args=dict(POSTGRES_CONNECT_ARGS))
     from .schema import install  # it imports this module
 
     install(engine)

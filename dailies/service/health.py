@@ -7,7 +7,11 @@ thread per process probes the dependency with backoff (0.5 s doubling to `PROBE_
 closes it at the first answer; waiters resume at once. State changes are logged once each (down,
 back up after N s), never once per failed attempt.
 
-`check` is the readiness probe of `/readyz`: both dependencies asked now, with short timeouts.
+`check` is the readiness probe of `/readyz`: both dependencies asked now, and answered within
+`READINESS_TIMEOUT` whatever they do. A probe runs in a thread of its own and is waited for with that
+deadline (a database whose host froze leaves a statement waiting until TCP gives up, db.py); one that
+is still waiting is not started again, so a dependency that stays silent holds one thread, not one
+per `/readyz`.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from .faults import Dependency, describe
 
@@ -26,6 +32,66 @@ log = logging.getLogger("dailies.health")
 # this long after it comes back.
 PROBE_MAX_INTERVAL = 4.0
 PROBE_FIRST_INTERVAL = 0.5
+# How long `/readyz` waits for the dependencies' answers: well within an orchestrator's probe
+# timeout, and past the database's connect_timeout (5 s, db.py), so a refused or timed-out
+# connection is reported with its own reason.
+READINESS_TIMEOUT = 6.0
+
+T = TypeVar("T")
+
+
+class NoAnswer(TimeoutError):
+    """A call waited for with a deadline had not returned by then (it goes on in its thread)."""
+
+
+class OneAtATime(Generic[T]):
+    """Calls of `fn`, each in a thread of its own, at most one at a time: whoever asks while one
+    runs waits for that one's outcome. A dependency that never answers then holds one thread
+    however often it is asked, and each asker can give up at its own deadline."""
+
+    def __init__(self, fn: Callable[[], T], name: str) -> None:
+        self._fn = fn
+        self._name = name
+        self._lock = threading.Lock()
+        self._running: Future[T] | None = None
+
+    def start(self) -> Future[T]:
+        """The call under way, or a new one."""
+        with self._lock:
+            if self._running is None:
+                self._running = Future()
+                threading.Thread(target=self._run, args=(self._running,), name=self._name, daemon=True).start()
+            return self._running
+
+    def call(self, timeout: float) -> T:
+        """The outcome of the call under way (or a new one): its result or its exception, or
+        `NoAnswer` when it has not returned within `timeout` seconds."""
+        return answer(self.start(), timeout)
+
+    def _run(self, future: Future[T]) -> None:
+        try:
+            result = self._fn()
+        except BaseException as exc:  # handed to whoever waits, as the call's own outcome
+            self._finished()
+            future.set_exception(exc)
+        else:
+            self._finished()
+            future.set_result(result)
+
+    def _finished(self) -> None:
+        # Before the outcome is handed over: whoever asks after it gets a fresh call, not this one.
+        with self._lock:
+            self._running = None
+
+
+def answer(future: Future[T], timeout: float) -> T:
+    """The future's result (or its exception) if it has one within `timeout` seconds, else `NoAnswer`."""
+    try:
+        return future.result(max(0.0, timeout))
+    except TimeoutError:
+        if future.done():
+            raise  # the call itself timed out: its own error says more
+        raise NoAnswer(f"no answer within {timeout:g} s") from None
 
 
 class Breaker:
@@ -43,6 +109,8 @@ class Breaker:
         self._down_since = 0.0
         self._up_since = float("-inf")  # never seen down
         self.last_error = ""
+        # Readiness probes; `self.probe` is looked up at each call (tests replace it).
+        self.probes = OneAtATime(lambda: self.probe(), f"dailies-probe-{dependency}")
 
     @property
     def up(self) -> bool:
@@ -135,17 +203,22 @@ class Health:
                 return False
         return True
 
-    def check(self) -> Readiness:
-        """Ask every dependency now (the readiness probe). A dependency that answers closes its
-        breaker; one that does not is reported with the reason."""
+    def check(self, timeout: float = READINESS_TIMEOUT) -> Readiness:
+        """Ask every dependency now (the readiness probe), all at once, and wait at most `timeout`
+        seconds for their answers. A dependency that answers closes its breaker; one that fails or
+        does not answer in time is reported with the reason."""
+        deadline = time.monotonic() + timeout
+        asked = {dep: breaker.probes.start() for dep, breaker in self.breakers.items()}
         problems = {}
-        for dep, breaker in self.breakers.items():
+        for dep, probe in asked.items():
             try:
-                breaker.probe()
+                answer(probe, deadline - time.monotonic())
+            except NoAnswer:
+                problems[str(dep)] = f"no answer within {timeout:g} s"
             except Exception as exc:
                 problems[str(dep)] = describe(exc)
             else:
-                breaker.succeeded()
+                self.breakers[dep].succeeded()
         return Readiness(problems)
 
     # ---------- the watch thread ----------

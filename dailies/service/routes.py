@@ -20,6 +20,7 @@ from .http_body import read_json_body
 from .members import Caller
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .records import result_expires_at
+from .shared_secrets import RETRY_AFTER_FAILURE_SECONDS, DatabaseKeys, KeysUnavailable
 
 TASKS = "/api/v3/contents/generations/tasks"
 router = APIRouter()
@@ -31,17 +32,45 @@ def services(request: Request):
 
 async def caller_of(request: Request, authorization: Annotated[str | None, Header()] = None) -> Caller:
     """The project, member name and limits of the bearer key; 401 when the header is missing,
-    malformed or unknown. `async` because it never blocks: FastAPI runs a plain `def` dependency
-    in the thread pool, a round trip per request."""
+    malformed or unknown, 503 when the key could not be checked (the database does not answer).
+    `async`: FastAPI runs a plain `def` dependency in the thread pool, a round trip per request,
+    which only a key that must be looked up in the database pays (`_caller`)."""
     if not authorization:
         raise unauthorized("The Authorization header is missing; send 'Authorization: Bearer <API key>'.")
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise unauthorized("The Authorization header must be 'Bearer <API key>'.")
-    caller = services(request).caller(token.strip())
+    caller = await _caller(request, token.strip())
     if caller is None:
         raise unauthorized("The API key is not valid.")
     return caller
+
+
+async def _caller(request: Request, key: str) -> Caller | None:
+    """The key's caller: on the event loop when the answer is in memory (the keys of the settings
+    or the keys file, a key table read under a second ago or found unreadable a moment ago), else in
+    the thread pool, because the table's read can wait for a database that does not answer, and on
+    the loop that wait would stop every request of the node, `/healthz` too."""
+    service = services(request)
+    keys = service.api_keys
+    try:
+        if not isinstance(keys, DatabaseKeys) or keys.answers_at_once(key):
+            return service.caller(key)
+        return await run_in_threadpool(service.caller, key)
+    except KeysUnavailable as exc:
+        raise KeyNotChecked(str(exc)) from exc
+
+
+class KeyNotChecked(ApiError):
+    """503 as for any request that needed the database and found it down (app.py), naming it; the
+    node asks again only after `RETRY_AFTER_FAILURE_SECONDS`, so retrying sooner gets the same."""
+
+    def __init__(self, why: str) -> None:
+        down = dependency_unavailable({"database": why})
+        super().__init__(down.status, down.code, down.message, down.param)
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": f"{RETRY_AFTER_FAILURE_SECONDS:.0f}"}
 
 
 async def project_of(caller: Annotated[Caller, Depends(caller_of)]) -> str:

@@ -4,7 +4,11 @@ and workers share nothing but the database and the storage.
 - API keys: those of `DAILIES_API_KEYS` (the same on every node, from the operator's secret
   store) plus those made by `dailies keys create --database-url ...`, of which the `api_keys` table
   keeps only a SHA-256 (a copy of the database hands out no working key). A key made on one
-  machine works on every API node within a second, without a restart.
+  machine works on every API node within a second, without a restart. A key this node does not
+  know is looked up in a thread of its own, waited for at most `LOOKUP_TIMEOUT`; when the table
+  cannot be read, such keys get `KeysUnavailable` (a 503, routes.py) without asking again for
+  `RETRY_AFTER_FAILURE_SECONDS`, so a database that does not answer costs neither a request's
+  thread for long nor a query per wrong key.
 - Webhook signing secrets, one per project (`project_secrets`), and the result-URL signing secret
   (`service_secrets`, used when results are served by the service itself): made by whichever
   process needs one first; `INSERT ... ON CONFLICT DO NOTHING` then a read makes every process
@@ -16,6 +20,7 @@ The embedded default (SQLite) keeps all of this in the data directory's keys fil
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 import threading
 import time
@@ -26,6 +31,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from ..api_keys import fingerprint, mask
 from .db import api_keys, project_secrets, service_secrets
+from .faults import describe
+from .health import OneAtATime
 from .keys import new_key, new_webhook_secret
 from .members import NO_OPTIONS, KeyOptions, options_from_entry
 
@@ -33,6 +40,19 @@ URL_SIGNING = "url-signing"
 # A key not known to this node is looked up again at most this often (a key just made elsewhere
 # starts working within this time; a flood of wrong keys costs one query per interval).
 REFRESH_SECONDS = 1.0
+# How long a request waits for the key table before it is answered 503: a database that does not
+# answer (host frozen, network cut without a reset) would otherwise hold it until TCP gives up. Past
+# the database's connect_timeout (5 s, db.py), so a connection that fails says so itself.
+LOOKUP_TIMEOUT = 6.0
+# After a lookup failed, unknown keys are answered 503 at once for this long, without asking again:
+# a flood of requests with wrong keys during an outage costs nothing and waits for nothing.
+RETRY_AFTER_FAILURE_SECONDS = 5.0
+
+log = logging.getLogger("dailies.service")
+
+
+class KeysUnavailable(Exception):
+    """The key table could not be read: whether a key this node does not know is valid is unknown."""
 
 
 def key_sha256(key: str) -> str:
@@ -102,18 +122,45 @@ class DatabaseKeys:
         self._options_by_hash: dict[str, KeyOptions] = {}
         self._lock = threading.Lock()
         self._refreshed_at = float("-inf")
+        self._failed_at = float("-inf")
+        self._failure = ""
+        self._lookups = OneAtATime(self._refresh, "dailies-key-lookup")
         self._refresh()
 
     def get(self, key: str, default: str | None = None) -> str | None:
-        project = self.configured.get(key)
-        if project is not None:
-            return project
-        digest = key_sha256(key)
-        project = self._by_hash.get(digest)
-        if project is None and time.monotonic() - self._refreshed_at >= REFRESH_SECONDS:
-            self._refresh()
-            project = self._by_hash.get(digest)
+        """The key's project, else `default`. May wait for the key table (up to `LOOKUP_TIMEOUT`;
+        `answers_at_once` says whether it will); `KeysUnavailable` when it cannot be read."""
+        project = self._known(key)
+        if project is None and self._stale():
+            if time.monotonic() - self._failed_at < RETRY_AFTER_FAILURE_SECONDS:
+                raise KeysUnavailable(self._failure)
+            self._look_up()
+            project = self._known(key)
         return project if project is not None else default
+
+    def answers_at_once(self, key: str) -> bool:
+        """Whether `get(key)` answers without asking the database (no need to leave the event loop)."""
+        return (self._known(key) is not None or not self._stale()
+                or time.monotonic() - self._failed_at < RETRY_AFTER_FAILURE_SECONDS)
+
+    def _known(self, key: str) -> str | None:
+        project = self.configured.get(key)
+        return project if project is not None else self._by_hash.get(key_sha256(key))
+
+    def _stale(self) -> bool:
+        return time.monotonic() - self._refreshed_at >= REFRESH_SECONDS
+
+    def _look_up(self) -> None:
+        """Read the key table again, waiting at most `LOOKUP_TIMEOUT` (a lookup still under way from
+        an earlier request is waited for, not doubled)."""
+        try:
+            self._lookups.call(LOOKUP_TIMEOUT)
+        except Exception as exc:
+            self._failed_at = time.monotonic()
+            self._failure = describe(exc)
+            log.warning("the API keys table could not be read (%s): keys this node does not know are "
+                        "answered 503 for %g s", self._failure, RETRY_AFTER_FAILURE_SECONDS)
+            raise KeysUnavailable(self._failure) from exc
 
     def options(self, key: str) -> KeyOptions:
         """The member name and limits of a key `get` knows."""
@@ -134,3 +181,4 @@ class DatabaseKeys:
             self._by_hash = {row.key_sha256: row.project for row in rows}
             self._options_by_hash = {row.key_sha256: options_from_entry(row._mapping) for row in rows}
             self._refreshed_at = time.monotonic()
+            self._failed_at = float("-inf")

@@ -194,6 +194,8 @@ def _sqlite_engine(path: Path) -> Engine:
 
 
 def _postgres_engine(url: str) -> Engine:
-    from ..service.db import normalize_url  # postgresql:// means psycopg 3, as for the service
+    # postgresql:// means psycopg 3, and a host gone away fails a statement in about 30 s, as for the service.
+    from ..service.db import POSTGRES_CONNECT_ARGS, normalize_url
 
-    return create_engine(normalize_url(url), pool_pre_ping=True, pool_size=5, max_overflow=10)
+    return create_engine(normalize_url(url), pool_pre_ping=True, pool_size=5, max_overflow=10,
+                         connect_args=dict(POSTGRES_CONNECT_ARGS))

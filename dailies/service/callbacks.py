@@ -32,7 +32,7 @@ import httpx
 from sqlalchemy import Connection, Row, func, insert, select, update
 from sqlalchemy.orm import aliased
 
-from ..netguard import BlockedAddress, check_public_host
+from ..netguard import BlockedAddress, Pinned, pinned
 from ..spec import limits as L
 from ..spec.statuses import CALLBACK_STATUSES, RETRIED_CALLBACK_STATUSES
 from ..webhooks import signed_headers
@@ -279,9 +279,11 @@ class CallbackQueue:
         error: str | None = None
         deadline = AttemptDeadline(self.settings.callback_timeout)
         try:
-            check_public_host(event.url, allow_loopback=self.settings.allow_loopback_callbacks,
-                              allow_private=self.settings.allow_private_callbacks)
-            status_code = self._post(http, event, deadline)
+            # Posted to the very address checked: a name that answers otherwise on a second lookup
+            # (DNS rebinding) cannot turn the signed callback to an internal address.
+            target = pinned(event.url, allow_loopback=self.settings.allow_loopback_callbacks,
+                            allow_private=self.settings.allow_private_callbacks)
+            status_code = self._post(http, event, target, deadline)
             if not 200 <= status_code < 300:
                 error = f"receiver answered {status_code}" + (
                     " (redirects are not followed)" if 300 <= status_code < 400 else "")
@@ -297,7 +299,7 @@ class CallbackQueue:
         latency_ms = (time.perf_counter() - started) * 1000
         self._record(event, status_code, latency_ms, error)
 
-    def _post(self, http: httpx.Client, event: Row, deadline: AttemptDeadline) -> int:
+    def _post(self, http: httpx.Client, event: Row, target: Pinned, deadline: AttemptDeadline) -> int:
         """POST the event within `deadline`; its status code. The body of the answer is never read:
         the status alone decides, and a receiver that trickles a body must not hold a deliverer."""
         body = event.body.encode()
@@ -305,9 +307,11 @@ class CallbackQueue:
         # under their own lock (keys.json: a thread lock and flock; the database: insert once).
         secret = self.secret_for(event.project)
         headers = {"content-type": "application/json", "user-agent": "dailies-callbacks/1",
-                   **signed_headers(secret, event.webhook_id, int(self.settings.clock()), body)}
-        with deadline, http.stream("POST", event.url, content=body, headers=headers,
-                                   extensions={"trace": deadline.trace}) as response:
+                   **signed_headers(secret, event.webhook_id, int(self.settings.clock()), body), **target.headers}
+        # Each attempt on a connection of its own (no keep-alive): one made for another host's name
+        # on the same address is never reused with this one's.
+        with deadline, http.stream("POST", target.url, content=body, headers=headers,
+                                   extensions={**target.extensions, "trace": deadline.trace}) as response:
             return response.status_code
 
     def _timed_out(self) -> str:

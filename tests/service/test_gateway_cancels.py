@@ -10,39 +10,29 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 
 import pytest
 from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
 from dailies.client import Client, ConflictError
-from dailies.generator.upstream import UpstreamKey
 from dailies.service import budgets
 from dailies.service.db import ledger, tasks
 
-from ..live_service import start_live_service
 from ..waiting import wait_for
+from .test_gateway_expiry_spend import MEMBER_KEY, gateway_before_a_queue
 
 pytestmark = pytest.mark.slow
 
-UPSTREAM_KEY = "upstream-team-key"
-MEMBER_KEY = "member-key-0001"
 SMALL = {"model": "doubao-seedance-1-0-pro-250528", "resolution": "480p", "duration": 2,
          "execution_expires_after": 3600}
 
 
 @pytest.fixture
 def services(tmp_path):
-    moved = [0.0]
-    queue_only = start_live_service(tmp_path / "up", workers=0, api_keys={UPSTREAM_KEY: "team"})
-    gateway = start_live_service(tmp_path / "gw", workers=2, api_keys={MEMBER_KEY: "studio"},
-                                 upstream_url=queue_only.base_url, upstream_keys=[UpstreamKey("main", UPSTREAM_KEY)],
-                                 upstream_poll=(60.0, 60.0), sweep_interval=3600.0,
-                                 clock=lambda: time.time() + moved[0])
-    yield gateway, queue_only, moved
-    gateway.stop()
-    queue_only.stop()
+    # Followed once a minute, so the gateway does not notice what the test does to its upstream first.
+    with gateway_before_a_queue(tmp_path, upstream_poll=(60.0, 60.0), sweep_interval=3600.0) as both:
+        yield both
 
 
 def handed_over(gateway, task_id: str) -> str:

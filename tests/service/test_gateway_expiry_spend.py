@@ -8,7 +8,9 @@ is moved past the member's deadline instead of waiting an hour."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 
 import pytest
 from sqlalchemy import select, update
@@ -29,18 +31,26 @@ SMALL = {"model": "doubao-seedance-1-0-pro-250528", "resolution": "480p", "durat
 TWO_HOURS = 7200.0
 
 
-@pytest.fixture
-def services(tmp_path):
-    import time
-
+@contextlib.contextmanager
+def gateway_before_a_queue(tmp_path, **gateway_settings):
+    """A gateway (two render slots, a clock the test moves on: `moved[0]` seconds) in front of a
+    service that only queues; (gateway, upstream, moved)."""
     moved = [0.0]
     queue_only = start_live_service(tmp_path / "up", workers=0, api_keys={UPSTREAM_KEY: "team"})
     gateway = start_live_service(tmp_path / "gw", workers=2, api_keys={MEMBER_KEY: "studio"},
                                  upstream_url=queue_only.base_url, upstream_keys=[UpstreamKey("main", UPSTREAM_KEY)],
-                                 clock=lambda: time.time() + moved[0])
-    yield gateway, queue_only, moved
-    gateway.stop()
-    queue_only.stop()
+                                 clock=lambda: time.time() + moved[0], **gateway_settings)
+    try:
+        yield gateway, queue_only, moved
+    finally:
+        gateway.stop()
+        queue_only.stop()
+
+
+@pytest.fixture
+def services(tmp_path):
+    with gateway_before_a_queue(tmp_path) as both:
+        yield both
 
 
 def handed_over(gateway, task_id: str) -> str | None:

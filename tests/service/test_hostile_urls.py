@@ -272,43 +272,13 @@ async def test_the_fetch_connects_to_the_address_it_checked(dns, tmp_path):
 async def test_a_name_that_answers_inward_on_a_second_lookup_cannot_turn_the_fetch_inward(tmp_path, monkeypatch):
     """DNS rebinding: the name resolves to a public address for the check and to loopback after it.
     The fetch connects to the address checked, so the loopback server is never reached."""
-    import socket
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from ..rebinding import rebinding_name
 
-    reached = []
-
-    class Inside(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            reached.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"internal secret")
-
-        def log_message(self, *args) -> None:
-            pass
-
-    inside = ThreadingHTTPServer(("127.0.0.1", 0), Inside)
-    threading.Thread(target=inside.serve_forever, daemon=True).start()
-    port = inside.server_address[1]
-    real, lookups = socket.getaddrinfo, []
-
-    def rebinding(host, *args, **kwargs):
-        if host != "rebind.example":
-            return real(host, *args, **kwargs)
-        lookups.append(host)
-        address = "93.184.216.34" if len(lookups) == 1 else "127.0.0.1"
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
-
-    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
-    try:
+    with rebinding_name(monkeypatch, "rebind.example", public_lookups=1) as inside:
         resolver = InputResolver(tmp_path, allow_loopback=False, timeout=2)
         with pytest.raises(InputError, match="resource download failed"):
-            resolver.read_bytes(f"http://rebind.example:{port}/a.png", "content[1].image_url")
-    finally:
-        inside.shutdown()
-        inside.server_close()
-    assert reached == [] and lookups == ["rebind.example"]
+            resolver.read_bytes(f"http://rebind.example:{inside.port}/a.png", "content[1].image_url")
+    assert inside.reached == [] and inside.lookups == ["rebind.example"]
 
 
 async def test_localhost_is_refused_by_the_fetch_without_the_setting(tmp_path):

@@ -40,6 +40,14 @@ MAX_GUEST_NAME = 60
 
 
 SHARE_ID_TRIES = 8
+GUEST_SUFFIX = " (guest)"
+GUEST_AUTHOR = "Guest"  # a guest who gave no name
+GUEST_COMMENTS_PER_WINDOW = 60
+GUEST_COMMENT_WINDOW_S = 600
+
+
+def is_guest_author(author: str) -> bool:
+    return author == GUEST_AUTHOR or author.endswith(GUEST_SUFFIX)
 
 
 def new_share_id() -> str:
@@ -226,7 +234,7 @@ class SharesMixin(View):
         """What a guest of `share` may read and write: its tasks only, in its scope, signed
         '<name> (guest)'."""
         name = " ".join(guest_name.split())[:MAX_GUEST_NAME]
-        author = f"{name} (guest)" if name else "Guest"
+        author = f"{name}{GUEST_SUFFIX}" if name else GUEST_AUTHOR
         return GuestView(share, self.scoped(share.scope_of(author)))
 
 
@@ -258,10 +266,19 @@ class GuestView:
     def status_of(self, task_id: str) -> str:
         return self._view.status_of(self._check(task_id))
 
-    def add_comment(self, task_id: str, body: str, timecode: float | None = None):
+    def add_comment(self, task_id: str, body: str, timecode: float | None = None, now: float | None = None):
         if not self.share.allow_comments:
             raise PermissionError("this share does not take comments")
-        return self._view.add_comment(self._check(task_id), body, timecode=timecode)
+        self._check(task_id)
+        now = time.time() if now is None else now
+        # A link anyone may hold: its guests together post at most so many comments a window, so a
+        # script cannot flood the project's journal (a person noting a cut comes nowhere near).
+        recent = [c for thread in self._view.comments(self.share.task_ids).values() for c in thread
+                  if c.created_at > now - GUEST_COMMENT_WINDOW_S and is_guest_author(c.author)]
+        if len(recent) >= GUEST_COMMENTS_PER_WINDOW:
+            raise ValueError(f"this share's guests have posted {len(recent)} comments in the last "
+                             f"{GUEST_COMMENT_WINDOW_S // 60} minutes: wait a few minutes before posting more")
+        return self._view.add_comment(task_id, body, timecode=timecode, at=now)
 
     def set_status(self, task_id: str, status: str):
         if not self.share.allow_status:

@@ -166,3 +166,24 @@ def test_a_share_id_already_taken_by_another_project_is_never_replaced(journal, 
     assert (first.id, second.id) == ("aaaa0001", "aaaa0002")
     assert journal.open_share(first_token, now=2000.0).task_ids == ("cgt-1",)
     assert journal.open_share(second_token, now=2000.0).task_ids == ("cgt-9",)
+
+
+def test_a_shares_guests_post_a_bounded_number_of_comments_a_window(journal, monkeypatch):
+    """A link anyone may hold cannot flood the project's journal: its guests together post at most
+    GUEST_COMMENTS_PER_WINDOW comments in GUEST_COMMENT_WINDOW_S; members are not counted."""
+    from dailies.journal import shares
+
+    monkeypatch.setattr(shares, "GUEST_COMMENTS_PER_WINDOW", 3)
+    ana = project(journal, "studio", "Ana")
+    keep(ana, "cgt-1")
+    share, token = ana.create_share(["cgt-1"], DAY, allow_comments=True, now=1000.0)
+    opened = journal.open_share(token, now=1000.0)
+    dee, eve = journal.guest_view(opened, "Dee"), journal.guest_view(opened, "")
+    ana.add_comment("cgt-1", "a member's note", at=1001.0)
+    for n, guest in enumerate((dee, eve, dee)):
+        guest.add_comment("cgt-1", f"note {n}", now=1002.0 + n)
+    with pytest.raises(ValueError, match="posted 3 comments in the last 10 minutes"):
+        eve.add_comment("cgt-1", "one more", now=1010.0)
+    eve.add_comment("cgt-1", "after the window", now=1002.0 + shares.GUEST_COMMENT_WINDOW_S + 1)
+    authors = [c.author for c in ana.comments(["cgt-1"])["cgt-1"]]
+    assert authors == ["Ana", "Dee (guest)", "Guest", "Dee (guest)", "Guest"]

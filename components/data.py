@@ -30,11 +30,11 @@ from typing import Any
 
 import streamlit as st
 
-from dailies.client import APIError, Client, DailiesError
+from dailies.client import APIError, AuthenticationError, Client, DailiesError
 from dailies.journal import Journal
 from dailies.spec.models import ListTasksResponse, TaskRecord
 
-from . import connection
+from . import connection, identity
 
 # The oldest listing any reader accepts; also how long an entry lives at all.
 LIST_MAX_AGE_S = 30
@@ -161,6 +161,11 @@ def list_each(queries: Sequence[dict[str, Any]], max_age: float = LIST_MAX_AGE_S
 def _read_or_error(key: tuple, client: Client) -> _Listing | APIError:
     try:
         return _read(key, client)
+    except AuthenticationError as exc:
+        # The key was revoked or removed from its project: the project's journal is no longer its
+        # own from the next run on (the identity is otherwise kept a few minutes).
+        identity.forget(key[0])
+        return exc
     except APIError as exc:
         return exc
 

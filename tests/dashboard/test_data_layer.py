@@ -166,3 +166,24 @@ def test_several_listings_at_once_are_read_once_each_and_cached_like_one(reads, 
     at.session_state["test.max_age"] = 0
     at.run()
     assert len(reads) == 4  # read now: both anew
+
+
+def test_a_key_the_service_no_longer_takes_loses_its_projects_journal_at_the_next_run():
+    """The key's project is kept a few minutes (components/identity.py); a listing answered 401 (the
+    key revoked, or taken out of its project) forgets it, so the next run reads the key's own scope."""
+    import time
+
+    import httpx
+
+    from components import data, identity
+    from dailies.spec.models import Identity
+
+    revoked = httpx.MockTransport(lambda request: httpx.Response(401, json={"error": {
+        "code": "AuthenticationError", "message": "The API key is invalid.", "param": "Authorization"}}))
+    cache_id = "http://dailies.test/api/v3#revoked"
+    identity._identities[cache_id] = (time.monotonic(), Identity(project="studio", member="eve"))
+    with Client(base_url="http://dailies.test/api/v3", api_key="sk-revoked", transport=revoked,
+                max_retries=0) as client:
+        answer = data._read_or_error((cache_id, 0, ()), client)
+    assert type(answer).__name__ == "AuthenticationError"
+    assert cache_id not in identity._identities

@@ -194,8 +194,24 @@ async def test_default_tier_before_flex_then_priority_within_endpoint_then_age(e
     env.clock.advance(1)
     middle = (await env.create(text_body(priority=4))).json()["id"]
     order = env.run_all()
-    # 2.0's turn comes first (its oldest task is oldest); within it priority 9, 4, then the old 0.
-    assert order == [urgent, middle, old, other_endpoint, flex]
+    # Turns go by the age of the task each endpoint would run next: 1.5's (older than 2.0's urgent
+    # one) first; within 2.0 priority 9, 4, then the old 0; flex last.
+    assert order == [other_endpoint, urgent, middle, old, flex]
+
+
+async def test_a_stream_of_priority_tasks_on_one_endpoint_does_not_hold_up_the_others(env):
+    """One old task kept an endpoint's turn open (turns went by the oldest task), so fresh priority
+    tasks of that endpoint ran ahead of every other endpoint's until those expired."""
+    old = (await env.create(text_body())).json()["id"]
+    env.clock.advance(1)
+    waiting = (await env.create(text_body(model=MODEL_1_5))).json()["id"]
+    ran = []
+    for _ in range(5):  # a member keeps one priority task queued on 2.0, render after render
+        env.clock.advance(1)
+        await env.create(text_body(priority=9))
+        ran.append(env.run_next())
+    assert waiting in ran[:2], ran  # its turn comes once its task is the oldest next task
+    assert old not in ran  # 2.0's own priority order is kept: its priority tasks before its old one
 
 
 # ---------- expiry, recovery, purge ----------

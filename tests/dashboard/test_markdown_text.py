@@ -35,8 +35,9 @@ HOSTILE = [
 
 
 def markdown_it():
-    markdown = pytest.importorskip("markdown_it")
-    return markdown.MarkdownIt("commonmark").enable(["strikethrough", "table"])
+    import markdown_it  # markdown-it-py comes with Streamlit (through rich)
+
+    return markdown_it.MarkdownIt("commonmark").enable(["strikethrough", "table"])
 
 
 def shown(source: str) -> tuple[set[str], str]:

@@ -23,6 +23,7 @@ from ..cli.running import run
 from ..live_service import start_live_service, wait_until_listed
 from .test_compose import created_ids, send
 from .test_compose import setup as compose_setup
+from .test_isolation import as_read
 
 VIEWS = Path(__file__).resolve().parents[2] / "dashboard" / "views"
 KEYS = {"key-ana-0001-studio": ("studio", "Ana"), "key-bo-0002-studio": ("studio", "Bo"),
@@ -64,7 +65,7 @@ def cards(at: AppTest) -> list[str]:
 
 
 def shown(at: AppTest) -> str:
-    return "\n".join(str(e.value) for kind in ("markdown", "caption") for e in getattr(at, kind))
+    return "\n".join(as_read(str(e.value)) for kind in ("markdown", "caption") for e in getattr(at, kind))
 
 
 def test_two_members_review_a_shot_together_and_another_project_sees_nothing(team, tmp_path):

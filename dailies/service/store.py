@@ -238,8 +238,9 @@ class TaskStore:
                idempotency_key: str | None = None, body_hash: str | None = None,
                reserve: Callable[[Connection, Row], object] | None = None) -> tuple[str, Row | None]:
         """Insert a queued task. Returns ("created", row), ("quota", None) when the project
-        already has `quota` queued tasks, or ("replay", row) / ("conflict", row) when the
-        idempotency key was used before with the same / another body. `reserve(conn, row)` runs
+        already has `quota` queued tasks, or ("replay", row) / ("conflict", None) when the
+        idempotency key was used before with the same / another body (("replay_gone", task id)
+        when the same body's task has been deleted since). `reserve(conn, row)` runs
         after the insert in the same transaction, under the project's lock (budgets.py): what it
         returns, if anything, is a refusal, and nothing is written: ("refused", refusal)."""
         try:
@@ -258,8 +259,11 @@ class TaskStore:
                     "since": values["created_at"] - L.IDEMPOTENCY_WINDOW_SECONDS,
                 }).first()
                 if seen is not None:
-                    outcome = "replay" if seen.body_hash == body_hash else "conflict"
-                    return outcome, self._by_id(conn, seen.task_id)
+                    if seen.body_hash != body_hash:
+                        return "conflict", None
+                    row = self._by_id(conn, seen.task_id)
+                    # The task this key made may have been deleted since: the id, not a record.
+                    return ("replay", row) if row is not None else ("replay_gone", seen.task_id)
             if quota is not None and self.count_queued(conn, values["project"]) >= quota:
                 return "quota", None
             for _ in range(5):

@@ -155,6 +155,10 @@ class TaskService:
             raise ApiError(409, "IdempotencyKeyReused",
                            "This Idempotency-Key was used in the last 24 hours with a different body.",
                            "Idempotency-Key")
+        if outcome == "replay_gone":
+            raise ApiError(409, "IdempotencyKeyReused",
+                           f"This Idempotency-Key created the task {row}, which has been deleted since; "
+                           "send a new key to create another.", "Idempotency-Key")
         assert row is not None
         return row
 

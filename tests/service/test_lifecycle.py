@@ -146,6 +146,17 @@ async def test_idempotency_key_replays_and_conflicts(env):
     assert later.json()["id"] != first.json()["id"]
 
 
+async def test_a_key_whose_task_was_deleted_since_is_refused_naming_the_task(env):
+    """A create repeated with its key after its task was run and deleted: 409 naming the task (it
+    answered 500: the replay found no record)."""
+    task_id = (await env.create(text_body("a"), **{"Idempotency-Key": "k-gone"})).json()["id"]
+    env.run_next()
+    assert (await env.delete(task_id)).status_code == 200
+    again = await env.create(text_body("a"), **{"Idempotency-Key": "k-gone"})
+    assert_error(again, 409, "IdempotencyKeyReused", "Idempotency-Key")
+    assert task_id in again.json()["error"]["message"] and "deleted" in again.json()["error"]["message"]
+
+
 # ---------- drafts ----------
 
 

@@ -103,3 +103,26 @@ def _http_date(value: str) -> float | None:
     if parsed.tzinfo is None:  # "-0000" means UTC without a stated zone (RFC 5322)
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.timestamp()
+
+
+@dataclass
+class Attempts:
+    """What a call's failed attempts tell about its effect: whether one that was retried may have
+    been carried out by the server (its answer lost) rather than refused before it did anything."""
+
+    maybe_applied: bool = False
+
+    def failed(self, error: httpx.TransportError | None = None, response: httpx.Response | None = None) -> None:
+        if error is not None:
+            # No connection, nothing sent; any other failure may come after the server acted.
+            self.maybe_applied |= not isinstance(error, httpx.ConnectError | httpx.ConnectTimeout)
+        elif response is not None:
+            # A 5xx may come from a proxy after the server acted; a 429 is a refusal before it.
+            self.maybe_applied |= response.status_code == 408 or response.status_code >= 500
+
+
+def done_by_earlier_attempt(attempts: Attempts, status_code: int, code: str | None) -> bool:
+    """A DELETE retried after an attempt that may have been carried out: its "already cancelled"
+    (409) or "no such task" (404) is the earlier attempt's work, not a failure."""
+    return attempts.maybe_applied and (
+        status_code == 404 or (status_code == 409 and code == "InvalidAction.CancelledTaskDeletion"))

@@ -49,8 +49,8 @@ from ._base import (
     unless_task_not_found,
 )
 from ._clock import Clock, SystemClock
-from ._retry import retry_delay
-from .errors import NotFoundError, WaitTimeout, connection_error_for, status_error_for
+from ._retry import Attempts, done_by_earlier_attempt, retry_delay
+from .errors import APIStatusError, NotFoundError, WaitTimeout, connection_error_for, status_error_for
 
 
 class AsyncTasks:
@@ -106,8 +106,15 @@ class AsyncTasks:
         return parse_model(await self._client._send(self._client._endpoints.list(query)), ListTasksResponse)
 
     async def delete(self, task_id: str) -> None:
-        """Cancel a queued task, or delete the record of a finished one (409 while running)."""
-        await self._client._send(self._client._endpoints.delete(task_id))
+        """Cancel a queued task, or delete the record of a finished one (409 while running). Retried
+        after an attempt whose answer was lost, the earlier attempt's work ("already cancelled", "no
+        such task") counts as done."""
+        attempts = Attempts()
+        try:
+            await self._client._send(self._client._endpoints.delete(task_id), attempts=attempts)
+        except APIStatusError as exc:
+            if not done_by_earlier_attempt(attempts, exc.status_code, exc.code):
+                raise
 
     async def callbacks(self, task_id: str) -> CallbackLog:
         """The task's callback delivery log, an endpoint of the local service beyond the specification:
@@ -178,9 +185,11 @@ class AsyncClient:
     # ---- transport with retries ----
 
     async def _send(
-        self, spec: RequestSpec, *, stream: bool = False, follow_redirects: bool = False
+        self, spec: RequestSpec, *, stream: bool = False, follow_redirects: bool = False,
+        attempts: Attempts | None = None,
     ) -> httpx.Response:
-        """Send with retries; return a 2xx response or raise the mapped error."""
+        """Send with retries; return a 2xx response or raise the mapped error. `attempts` learns
+        whether a retried attempt may have been carried out (see `Attempts`)."""
         request = spec.build(self._http, self._config.timeout)
         attempt = 0
         while True:
@@ -190,6 +199,8 @@ class AsyncClient:
                 delay = retry_delay(attempt, self._config.policy, self._rng, self._clock.time())
                 if delay is None:
                     raise connection_error_for(exc) from exc
+                if attempts is not None:
+                    attempts.failed(error=exc)
                 reason = repr(exc)
             else:
                 if response.is_success:
@@ -201,6 +212,8 @@ class AsyncClient:
                 await response.aclose()
                 if delay is None:
                     raise status_error_for(response)
+                if attempts is not None:
+                    attempts.failed(response=response)
                 reason = f"HTTP {response.status_code}"
             attempt += 1
             log.info("%s %s: %s; retry %d in %.2f s", spec.method, loggable(request.url), reason, attempt, delay)

@@ -47,8 +47,8 @@ from ._base import (
     unless_task_not_found,
 )
 from ._clock import Clock, SystemClock
-from ._retry import retry_delay
-from .errors import NotFoundError, WaitTimeout, connection_error_for, status_error_for
+from ._retry import Attempts, done_by_earlier_attempt, retry_delay
+from .errors import APIStatusError, NotFoundError, WaitTimeout, connection_error_for, status_error_for
 
 
 class Tasks:
@@ -104,8 +104,15 @@ class Tasks:
         return parse_model(self._client._send(self._client._endpoints.list(query)), ListTasksResponse)
 
     def delete(self, task_id: str) -> None:
-        """Cancel a queued task, or delete the record of a finished one (409 while running)."""
-        self._client._send(self._client._endpoints.delete(task_id))
+        """Cancel a queued task, or delete the record of a finished one (409 while running). Retried
+        after an attempt whose answer was lost, the earlier attempt's work ("already cancelled", "no
+        such task") counts as done."""
+        attempts = Attempts()
+        try:
+            self._client._send(self._client._endpoints.delete(task_id), attempts=attempts)
+        except APIStatusError as exc:
+            if not done_by_earlier_attempt(attempts, exc.status_code, exc.code):
+                raise
 
     def callbacks(self, task_id: str) -> CallbackLog:
         """The task's callback delivery log, an endpoint of the local service beyond the specification:
@@ -176,9 +183,11 @@ class Client:
     # ---- transport with retries ----
 
     def _send(
-        self, spec: RequestSpec, *, stream: bool = False, follow_redirects: bool = False
+        self, spec: RequestSpec, *, stream: bool = False, follow_redirects: bool = False,
+        attempts: Attempts | None = None,
     ) -> httpx.Response:
-        """Send with retries; return a 2xx response or raise the mapped error."""
+        """Send with retries; return a 2xx response or raise the mapped error. `attempts` learns
+        whether a retried attempt may have been carried out (see `Attempts`)."""
         request = spec.build(self._http, self._config.timeout)
         attempt = 0
         while True:
@@ -188,6 +197,8 @@ class Client:
                 delay = retry_delay(attempt, self._config.policy, self._rng, self._clock.time())
                 if delay is None:
                     raise connection_error_for(exc) from exc
+                if attempts is not None:
+                    attempts.failed(error=exc)
                 reason = repr(exc)
             else:
                 if response.is_success:
@@ -199,6 +210,8 @@ class Client:
                 response.close()
                 if delay is None:
                     raise status_error_for(response)
+                if attempts is not None:
+                    attempts.failed(response=response)
                 reason = f"HTTP {response.status_code}"
             attempt += 1
             log.info("%s %s: %s; retry %d in %.2f s", spec.method, loggable(request.url), reason, attempt, delay)

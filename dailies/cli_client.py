@@ -14,7 +14,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_args
 
-from .client import Client, DailiesError, RequestRuleError, RequestValidationError, UnsupportedEndpointError
+from .client import (
+    Client,
+    DailiesError,
+    RequestRuleError,
+    RequestValidationError,
+    UnsupportedEndpointError,
+    WaitTimeout,
+)
+from .client._base import poll_failed_for_now
 from .spec.media import encode_data_url
 from .spec.models import ServiceTier, StoredMediaUrl, TaskRecord, TaskRequest
 from .spec.statuses import LISTABLE_FILTERS, TaskStatus
@@ -103,9 +111,33 @@ def _progress_waiter(quiet: bool):
     return on_update
 
 
+# Exit statuses of a wait that did not see the task end: the task may still be running (not a failure
+# of the task, which is 1). 130: stopped with Ctrl-C, as a shell reports SIGINT.
+EXIT_WAIT_TIMEOUT = 3
+EXIT_UNREACHABLE = 4
+EXIT_INTERRUPTED = 130
+
+
 def _wait_and_print(args: argparse.Namespace, client: Client, task_id: str) -> int:
-    """Follow the task on stderr until it finishes, print it, and exit 0 only if it succeeded."""
-    task = client.wait(task_id, timeout=args.timeout, poll_interval=args.poll, on_update=_progress_waiter(args.json))
+    """Follow the task on stderr until it finishes, print it, and exit 0 only if it succeeded. A
+    wait that ends before the task does (its timeout, the service out of reach for longer, Ctrl-C)
+    says the task id and how to follow it again."""
+    def stopped(why: str, status: int) -> int:
+        print(f"\ndailies: {why}; task {task_id} goes on: `dailies wait {task_id}` follows it again",
+              file=sys.stderr)
+        return status
+
+    try:
+        task = client.wait(task_id, timeout=args.timeout, poll_interval=args.poll,
+                           on_update=_progress_waiter(args.json))
+    except KeyboardInterrupt:
+        return stopped("stopped waiting", EXIT_INTERRUPTED)
+    except WaitTimeout as exc:
+        return stopped(str(exc), EXIT_WAIT_TIMEOUT)
+    except DailiesError as exc:
+        if not poll_failed_for_now(exc):
+            raise
+        return stopped(f"the service did not answer until the wait's end ({exc})", EXIT_UNREACHABLE)
     if not args.json:
         sys.stderr.write("\n")
     _print(args, task.model_dump(exclude_none=True), _summary(task))

@@ -369,6 +369,17 @@ def next_poll_delay(deadline: float | None, now: float, poll_interval: float) ->
     return min(poll_interval, remaining)
 
 
+def poll_failed_for_now(error: Exception) -> bool:
+    """Whether a poll of `wait` failed only for now (no connection, a timeout, 408, 429, a 5xx: a
+    restart, a blip) after the client's own retries: `wait` polls again at its next interval
+    instead of giving up on a task that is still running."""
+    from .errors import APIConnectionError, APIStatusError  # errors imports this module
+
+    if isinstance(error, APIConnectionError):
+        return True
+    return isinstance(error, APIStatusError) and (error.status_code in (408, 429) or error.status_code >= 500)
+
+
 def check_wait_args(timeout: float | None, poll_interval: float) -> None:
     if timeout is not None and timeout < 0:
         raise ValueError("timeout must be >= 0 (or None to wait without a deadline)")

@@ -42,13 +42,14 @@ from ._base import (
     new_idempotency_key,
     next_poll_delay,
     parse_model,
+    poll_failed_for_now,
     replacing,
     resolve_config,
     unless_task_not_found,
 )
 from ._clock import Clock, SystemClock
 from ._retry import Attempts, done_by_earlier_attempt, retry_delay
-from .errors import APIStatusError, NotFoundError, WaitTimeout, connection_error_for, status_error_for
+from .errors import APIStatusError, DailiesError, NotFoundError, WaitTimeout, connection_error_for, status_error_for
 
 
 class Tasks:
@@ -266,12 +267,20 @@ class Client:
         """
         check_wait_args(timeout, poll_interval)
         deadline = None if timeout is None else self._clock.now() + timeout
+        record: TaskRecord | None = None
         while True:
-            record = self.tasks.get(task_id)
-            if on_update is not None:
-                on_update(record)
-            if record.is_terminal:
-                return record
+            try:
+                record = self.tasks.get(task_id)
+            except DailiesError as exc:
+                # The service restarting or out of reach for a while: the task goes on there.
+                if not poll_failed_for_now(exc) or (deadline is not None and self._clock.now() >= deadline):
+                    raise
+                log.warning("waiting for %s: %s; polling again", task_id, exc)
+            else:
+                if on_update is not None:
+                    on_update(record)
+                if record.is_terminal:
+                    return record
             delay = next_poll_delay(deadline, self._clock.now(), poll_interval)
             if delay is None:
                 raise WaitTimeout(task_id, timeout or 0.0, record)

@@ -59,6 +59,28 @@ def test_create_refuses_an_invalid_request_before_sending(ark_env):
     assert "seed" in err and "duration" in err
 
 
+def test_a_wait_that_ends_before_its_task_says_how_to_follow_it_again(ark_env, monkeypatch):
+    """The wait's timeout (exit 3), the service out of reach until the wait's end (4), Ctrl-C (130):
+    the task goes on, and the message names it and `dailies wait` (exit 1 is the task failing)."""
+    from dailies.cli_client import EXIT_INTERRUPTED, EXIT_UNREACHABLE, EXIT_WAIT_TIMEOUT
+    from dailies.client import Client
+
+    code, out, _ = run("create", "--prompt", "a slow kite", "--resolution", "480p", "--duration", "4")
+    task_id = out.strip()
+    code, _, err = run("wait", task_id, "--timeout", "0")
+    assert code == EXIT_WAIT_TIMEOUT and f"`dailies wait {task_id}`" in err
+    code, _, err = run("wait", task_id, "--timeout", "1", "--poll", "0.2", "--base-url", "http://127.0.0.1:9/api/v3")
+    assert code == EXIT_UNREACHABLE and "did not answer" in err and f"`dailies wait {task_id}`" in err
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Client, "wait", interrupted)
+    code, _, err = run("create", "--prompt", "a kite, then Ctrl-C", "--resolution", "480p", "--duration", "4",
+                       "--wait")
+    assert code == EXIT_INTERRUPTED and "stopped waiting" in err and "`dailies wait cgt-" in err
+
+
 def test_cancel_and_wait_progress_text(ark_env):
     code, out, _ = run("create", "--prompt", "a kite", "--resolution", "480p", "--duration", "4")
     task_id = out.strip()

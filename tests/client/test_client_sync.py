@@ -478,6 +478,30 @@ def test_wait_counts_time_spent_in_retries_against_the_deadline(make_client, clo
     assert clock.sleeps == [8.0, 2.0] and clock.elapsed == 10
 
 
+def test_wait_polls_on_through_an_outage_longer_than_the_clients_retries(make_client, clock):
+    """A service restarting (no connection, then 503s) for longer than one call's retries: the task
+    goes on there, so the wait polls again at its interval instead of giving up."""
+    down = httpx.ConnectError("refused")
+    server = ScriptedServer(reply(200, record(TASK_ID, "running")), *[down] * 7, reply(503), reply(503), reply(503),
+                            reply(200, record(TASK_ID, "succeeded")))
+    assert make_client(server).wait(TASK_ID, timeout=600, poll_interval=5).status == "succeeded"
+    assert server.calls == 12
+
+
+def test_wait_gives_up_on_an_outage_at_its_deadline_and_never_on_a_refusal(make_client, clock):
+    from dailies.client import APIConnectionError, AuthenticationError
+
+    server = ScriptedServer(reply(200, record(TASK_ID, "running")), httpx.ConnectError("refused"))
+    with pytest.raises(APIConnectionError):
+        make_client(server).wait(TASK_ID, timeout=30, poll_interval=5)
+    assert clock.elapsed >= 30
+    refused = ScriptedServer(reply(200, record(TASK_ID, "running")),
+                             reply(401, error_body("AuthenticationError", "Unauthorized")))
+    with pytest.raises(AuthenticationError):
+        make_client(refused).wait(TASK_ID, timeout=600, poll_interval=5)
+    assert refused.calls == 2
+
+
 def test_wait_without_a_deadline(make_client, clock):
     running = reply(200, record(TASK_ID, "running"))
     server = ScriptedServer(*[running] * 50, reply(200, record(TASK_ID, "failed")))

@@ -45,6 +45,11 @@ Serial = BigInteger().with_variant(Integer, "sqlite")
 # Unix seconds outlive 2038 in 64 bits; seeds reach 2**32 - 1, past PostgreSQL's INTEGER.
 Epoch = BigInteger
 
+# The scheduler's first key: the online tier before flex (offline, cheaper, may wait hours).
+TIER_RANK = {"default": 0, "flex": 1}
+DEFAULT_TIER_RANK = TIER_RANK["default"]
+
+
 tasks = Table(
     "tasks", metadata,
     Column("seq", Serial, primary_key=True, autoincrement=True),
@@ -54,7 +59,7 @@ tasks = Table(
     Column("endpoint", String, nullable=False),  # what the request named; filter.model matches it
     Column("status", String, nullable=False),
     Column("service_tier", String, nullable=False),
-    Column("tier_rank", Integer, nullable=False),  # 0 default, 1 flex: the scheduler's first key
+    Column("tier_rank", Integer, nullable=False),  # TIER_RANK: the scheduler's first key
     Column("priority", Integer),
     Column("request", Text, nullable=False),  # the request to render, as JSON
     Column("seed", BigInteger, nullable=False),  # the seed used: drawn at creation when -1 or not given

@@ -36,6 +36,7 @@ from sqlalchemy import (
     delete,
     func,
     insert,
+    or_,
     select,
     text,
     tuple_,
@@ -51,7 +52,7 @@ from ..spec.lifetimes import oldest_kept
 from ..spec.models import ListTasksQuery
 from ..spec.statuses import ACTIVE, DELETABLE, TaskStatus
 from . import rate_limits, task_counts, upstream_pacing
-from .db import callback_attempts, callback_events, idempotency, is_postgres, ledger, tasks, writer
+from .db import DEFAULT_TIER_RANK, callback_attempts, callback_events, idempotency, is_postgres, ledger, tasks, writer
 
 log = logging.getLogger("dailies.tasks")
 # As sorted tuples: a statement's cache key must not depend on a set's iteration order.
@@ -322,12 +323,15 @@ class TaskStore:
         turns = _endpoint_turns()
         where = [t.c.status == TaskStatus.QUEUED, t.c.deadline_at > int(now)]
         if running_cap is not None:
-            # Per model, whichever id family names it: the upstream counts one model once.
+            # Per model, whichever id family names it: the upstream counts one model once. The cap
+            # is the online (default) tier's; flex is offline, limited by tokens a day, and may wait
+            # upstream for hours: flex tasks neither count against it nor are held by it.
             r = tasks.alias("r")
             running = (select(func.count()).select_from(r)
-                       .where(r.c.status == TaskStatus.RUNNING, _one_family(r.c.model) == _one_family(t.c.model))
+                       .where(r.c.status == TaskStatus.RUNNING, r.c.tier_rank == DEFAULT_TIER_RANK,
+                              _one_family(r.c.model) == _one_family(t.c.model))
                        .scalar_subquery())
-            where.append(running < running_cap)
+            where.append(or_(t.c.tier_rank != DEFAULT_TIER_RANK, running < running_cap))
         pick = (
             select(t.c.id)
             .join(turns, and_(turns.c.endpoint == t.c.endpoint, turns.c.tier_rank == t.c.tier_rank))

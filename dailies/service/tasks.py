@@ -26,6 +26,7 @@ from ..spec.urls import check_media_hosts
 from ..spec.validation import check_create_body
 from . import budgets, file_deletions, rate_limits
 from .api_errors import ApiError, from_problems, shown, task_not_found
+from .db import TIER_RANK
 from .faults import describe
 from .members import Caller
 from .own_results import is_own_result_url
@@ -112,7 +113,7 @@ class TaskService:
             "endpoint": resolved.name,
             "status": TaskStatus.QUEUED,
             "service_tier": tier,
-            "tier_rank": 0 if tier == "default" else 1,
+            "tier_rank": TIER_RANK[tier],
             "priority": request.priority,
             # Rendered with the catalog id, not an endpoint id: the renderer sizes by generation.
             "request": json.dumps(to_render.model_copy(update={"model": resolved.model_id}).to_json_dict(),

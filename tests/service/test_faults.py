@@ -396,3 +396,20 @@ async def test_a_handed_over_task_that_expires_here_is_cancelled_upstream_too(en
     env.services.workers.sweep()
     assert store.get_by_id(task_id).status == TaskStatus.EXPIRED
     assert cancelled == [{"upstream_id": "cgt-up-x", "key": "main"}]
+
+
+async def test_a_capped_claim_holds_the_online_tier_only(env):
+    """The upstream's tasks-at-once limit is the online (default) tier's: flex tasks, which may wait
+    upstream for hours, neither count against it nor are held by it (two flex tasks handed over used
+    to hold every default task of that model)."""
+    model = "doubao-seedance-1-0-pro-250528"  # a model that offers flex
+    flex = [(await env.create(text_body(f"flex {n}", model=model, service_tier="flex"))).json()["id"]
+            for n in range(3)]
+    store = env.services.store
+    assert [store.claim_next(f"w{n}", env.clock(), running_cap=1).id for n in range(2)] == flex[:2]
+    env.clock.advance(1)
+    online = [(await env.create(text_body(f"online {n}", model=model))).json()["id"] for n in range(2)]
+    assert store.claim_next("w3", env.clock(), running_cap=1).id == online[0]  # the default tier first
+    assert store.claim_next("w4", env.clock(), running_cap=1).id == flex[2]  # flex is never held
+    assert store.claim_next("w5", env.clock(), running_cap=1) is None  # the online cap: one at a time
+    assert store.get_by_id(online[1]).status == TaskStatus.QUEUED

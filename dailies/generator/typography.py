@@ -92,11 +92,23 @@ def _longest_prefix(token: str, font: Font, max_width: float) -> int:
     return low
 
 
+def _at_most_what_fits(text: str, box: tuple[int, int], min_size: int) -> str:
+    """`text` cut to more characters than the box could show at the smallest size (no glyph is
+    narrower than a third of the size): wrapping measures the text again for every line it cuts,
+    so a prompt of a million characters would hold a render for hours to draw a few hundred."""
+    width, height = box
+    per_line = width // max(1, min_size // 3) + 1
+    lines = height // max(1, round(min_size * 1.3)) + 1
+    limit = per_line * lines
+    return text if len(text) <= limit else text[:limit] + ELLIPSIS
+
+
 def fit(text: str, box: tuple[int, int], max_size: int, min_size: int) -> tuple[Font, list[str], int]:
     """The largest font size in [min_size, max_size] at which `text` wraps into `box`
     (width, height), with its lines and line height. At the smallest size, lines that do not fit
     are cut and the last kept line ends with an ellipsis."""
     width, height = box
+    text = _at_most_what_fits(text, box, min_size)
     cjk = needs_cjk(text)
     size = max_size
     while True:

@@ -33,3 +33,21 @@ def test_chinese_text_wraps_between_characters():
     font = load_font(24, cjk=True)
     lines = wrap("河上的灯笼慢慢升起，照亮了整条小河", font, max_width=5 * 24)
     assert len(lines) > 1 and "".join(lines) == "河上的灯笼慢慢升起，照亮了整条小河"
+
+
+def test_a_prompt_far_longer_than_a_card_is_cut_before_it_is_wrapped(monkeypatch):
+    """Wrapping measures the text again for every line it cuts: a million-character word held a
+    render for hours (20,000 characters took 17 s). The card is laid out from what it could show."""
+    from dailies.generator import typography
+
+    wrapped: list[int] = []
+    real = typography.wrap
+    monkeypatch.setattr(typography, "wrap", lambda text, font, width: (wrapped.append(len(text)),
+                                                                       real(text, font, width))[1])
+    box, min_size = (800, 300), 14
+    font, lines, _ = typography.fit("x" * 1_000_000, box, max_size=40, min_size=min_size)
+    bound = (box[0] // (min_size // 3) + 1) * (box[1] // round(min_size * 1.3) + 1) + len(typography.ELLIPSIS)
+    assert wrapped and max(wrapped) <= bound  # a few thousand characters, not a million
+    assert lines[-1].endswith(typography.ELLIPSIS) and all(font.getlength(line) <= box[0] for line in lines)
+    # A prompt that fits is drawn whole, as before.
+    assert typography._at_most_what_fits("a red fox runs through snow", box, min_size) == "a red fox runs through snow"

@@ -26,8 +26,6 @@ ASSET_SCHEME = "asset://"
 PREVIEW_BOX = (480, 300)
 CROP_COLOUR = (245, 165, 36)  # the theme's primary colour, so the crop reads as "ours"
 KEPT_SUFFIX = ".kept"
-_EXIF_ORIENTATION = 0x0112
-_SIDEWAYS = (5, 6, 7, 8)  # orientations that swap width and height
 
 IMAGE_LIMITS = (
     f"Images: PNG, JPEG, WebP or BMP, smaller than {L.IMAGE_MAX_BYTES // L.MB} MB, each side "
@@ -167,16 +165,22 @@ def _preview(choice: MediaChoice, ctx: SlotContext, leads: bool) -> None:
         target = pixels.dimensions(ctx.model, ctx.resolution, ctx.ratio, own if leads else ctx.follows)
     except ValueError:
         target = None
-    picture, box, upright = crop_preview(choice.data, target)
+    try:
+        picture, box = crop_preview(choice.data, target)
+    except (OSError, ValueError, SyntaxError) as exc:
+        # Its header reads (the size checks pass) but its data does not: the render would fail.
+        choice.error = f"the image cannot be decoded whole ({exc}); export it again"
+        return
     cols = st.columns([3, 2])
     cols[0].image(picture)
-    cols[1].markdown("  \n".join(describe(info, target, box, upright)))
+    cols[1].markdown("  \n".join(describe(info, target, box)))
 
 
 def describe(info: media.ImageInfo, target: tuple[int, int] | None,
-             box: tuple[int, int, int, int] | None, upright: tuple[int, int] | None = None) -> list[str]:
-    """Markdown lines: the image's facts, the video's frame size and what the crop keeps."""
-    width, height = upright or (info.width, info.height)
+             box: tuple[int, int, int, int] | None) -> list[str]:
+    """Markdown lines: the image's facts (upright, as the video sees it), the video's frame size
+    and what the crop keeps."""
+    width, height = info.width, info.height
     lines = [f"**{info.width}×{info.height}** {info.format or ''} · {human_size(info.size_bytes)} · "
              f"aspect {info.aspect:.2f}"]
     if target is None or box is None:
@@ -202,15 +206,16 @@ def human_size(size: int) -> str:
 # alone (no API call, no journal), so a hit gives a session only what it already holds.
 @st.cache_data(max_entries=32, show_spinner=False)
 def crop_preview(data: bytes, target: tuple[int, int] | None
-                 ) -> tuple[bytes, tuple[int, int, int, int] | None, tuple[int, int]]:
-    """A small PNG of the image with the centre crop the video will take drawn on it, the crop
-    box in the image's own pixels (None when there is no target size), and the upright size.
+                 ) -> tuple[bytes, tuple[int, int, int, int] | None]:
+    """A small PNG of the image with the centre crop the video will take drawn on it, and the crop
+    box in the image's upright pixels (None when there is no target size).
 
-    The image is turned upright by its EXIF orientation first, as the renderer does."""
+    The image is turned upright by its EXIF orientation first, as the renderer does; its upright
+    size is the one every check uses (media.read_image_info). Raises OSError (or ValueError) when
+    the pixels cannot be decoded."""
+    info = media.read_image_info(data)
+    width, height = info.width, info.height
     with Image.open(io.BytesIO(data)) as img:
-        width, height = img.size
-        if img.getexif().get(_EXIF_ORIENTATION) in _SIDEWAYS:
-            width, height = height, width
         img.draft("RGB", PREVIEW_BOX)  # JPEGs decode at a fraction of their size: fast for big photos
         thumb = ImageOps.exif_transpose(img).convert("RGB")
     box = pixels.centre_crop_box((width, height), target) if target else None
@@ -224,7 +229,7 @@ def crop_preview(data: bytes, target: tuple[int, int] | None
         ImageDraw.Draw(thumb).rectangle(scaled, outline=CROP_COLOUR, width=3)
     out = io.BytesIO()
     thumb.save(out, format="PNG")
-    return out.getvalue(), box, (width, height)
+    return out.getvalue(), box
 
 
 def thumbnail_data_url(data: bytes, side: int = 160) -> str | None:

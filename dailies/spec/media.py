@@ -95,10 +95,20 @@ def image_problems(info: ImageInfo, where: str) -> list[Problem]:
     return problems
 
 
-def read_image_info(source: Source) -> ImageInfo:
-    """Width, height and format from the image header, without decoding the pixels.
+# The formats the service takes (Pillow's openers: JPEG's also opens cameras' MPO files).
+IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "BMP", "TIFF", "GIF")
+# EXIF orientations that turn the picture a quarter: its upright width is the stored height.
+_QUARTER_TURNS = frozenset({5, 6, 7, 8})
+_EXIF_IN_HEADER = frozenset({"JPEG", "MPO", "TIFF", "WEBP"})
 
-    Raises ValueError for data that is not an image Pillow knows, and for decompression bombs.
+
+def read_image_info(source: Source) -> ImageInfo:
+    """Width and height as the picture is seen (upright, after its EXIF orientation, as the
+    renderer turns it), format and size, from the header alone: the pixels are not decoded (a
+    check on every rerun of the dashboard and every create), so data that breaks off after its
+    header is found at render, and the dashboard's preview says so.
+
+    Raises ValueError for data that is not an image of IMAGE_FORMATS, and for decompression bombs.
     """
     size = _size_of(source)
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
@@ -106,11 +116,15 @@ def read_image_info(source: Source) -> ImageInfo:
         # Pillow warns, then raises, on images claiming more pixels than MAX_IMAGE_PIXELS.
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
-            with Image.open(stream) as img:
-                return ImageInfo(img.width, img.height, img.format, size)
+            with Image.open(stream, formats=IMAGE_FORMATS) as img:
+                width, height = img.width, img.height
+                # Where the orientation is in the header (a PNG's eXIf chunk may follow the pixels).
+                if img.format in _EXIF_IN_HEADER and img.getexif().get(0x0112) in _QUARTER_TURNS:
+                    width, height = height, width
+                return ImageInfo(width, height, img.format, size)
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
             raise ValueError(f"refused as a decompression bomb: {exc}") from exc
-        except (OSError, SyntaxError) as exc:
+        except (OSError, SyntaxError, ValueError) as exc:
             raise ValueError("not an image that can be read (PNG, JPEG, WebP, BMP, TIFF, GIF)") from exc
 
 

@@ -190,6 +190,32 @@ def test_first_frame_upload_is_checked_previewed_and_sent_as_data_url(client, jo
     assert (record.ratio, record.resolution) == ("16:9", "480p")
 
 
+def test_an_image_whose_data_breaks_off_after_its_header_is_a_problem_not_a_crash(client, journal):
+    """Its header reads, so the size checks pass; its pixels do not (a truncated download): the
+    preview said nothing and the page raised, and the service would fail the task at render."""
+    at = setup(compose(), model=V15, mode="first_frame", prompt="the bird takes off")
+    image = io.BytesIO()
+    Image.new("RGB", (1200, 900), (40, 120, 200)).save(image, format="JPEG")
+    upload(at, "compose.image.first", image.getvalue()[:2000], "cut.jpg")
+    assert not at.exception
+    assert "cannot be decoded whole" in panel_problems(at)
+    assert submit_button(at).disabled
+
+
+def test_a_sideways_photo_is_sized_upright_as_the_video_will_use_it(client, journal):
+    """A camera's portrait photo is stored landscape with an EXIF orientation: the preview, the
+    frame size adaptive picks and the cost follow it upright, as the renderer does."""
+    at = setup(compose(), model=V15, mode="first_frame", prompt="a portrait")
+    photo = io.BytesIO()
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90° to view
+    Image.new("RGB", (1600, 900), (40, 120, 200)).save(photo, format="JPEG", exif=exif)
+    upload(at, "compose.image.first", photo.getvalue(), "portrait.jpg")
+    assert not at.exception and not panel_problems(at)
+    facts = " ".join(m.value for m in at.markdown)
+    assert "900×1600" in facts and "(9:16)" in facts
+
+
 def test_first_and_last_frame(client, journal):
     at = setup(compose(), model=V15, mode="first_last_frame", prompt="dawn to dusk")
     upload(at, "compose.image.first", png(960, 960), "dawn.png")

@@ -490,3 +490,21 @@ def test_video_from_a_path(tmp_path: Path) -> None:
 def test_reference_videos(durations: list[float], expected: list[str]) -> None:
     pairs = [(f"content[{i + 1}].video_url", d) for i, d in enumerate(durations)]
     assert [p.path for p in reference_videos_problems(pairs)] == expected
+
+
+def test_an_image_is_sized_upright_and_only_the_services_formats_are_read(no_decoding) -> None:
+    """The size every check, estimate and preview uses is the picture's as the renderer turns it
+    (EXIF orientation), read from the header; formats Pillow can open but the service does not take
+    (EPS, ICO, PPM, ...) are not images here."""
+    from dailies.spec.media import read_image_info
+
+    photo = io.BytesIO()
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    Image.new("RGB", (1600, 900)).save(photo, format="JPEG", exif=exif)
+    assert (read_image_info(photo.getvalue()).width, read_image_info(photo.getvalue()).height) == (900, 1600)
+    for other in ("ICO", "PPM", "TGA"):
+        data = io.BytesIO()
+        Image.new("RGB", (256, 256)).save(data, format=other)
+        info, problems = check_image(data.getvalue(), "content[1].image_url")
+        assert info is None and problems[0].message.startswith("not an image"), other

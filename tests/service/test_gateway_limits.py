@@ -1,6 +1,6 @@
 """The gateway's two upstream limits end to end: 40 tasks from 4 member keys (two projects) through a
-gateway with upstream concurrency 2 and upstream RPM 20, in front of an upstream Dailies (preview
-renderer) that would take more at once.
+gateway with upstream concurrency 2 and upstream RPM 20, in front of an upstream Dailies (a ready clip
+for every render: ReadyClip) that would take more at once.
 
 The RPM's window is shortened (`upstream_rpm_window`; the service's is 60 s) so that the test takes
 well under a minute: the upstream here counts its creates in windows of WINDOW (15) seconds, and the
@@ -24,6 +24,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from dailies.generator.protocol import RenderResult
 from dailies.generator.upstream import UpstreamKey
 from dailies.service.db import tasks, upstream_creates
 from dailies.service.members import KeyOptions
@@ -68,9 +69,29 @@ def deepest(intervals: list[tuple[float, float]]) -> int:
     return most
 
 
+class ReadyClip:
+    """The upstream's renderer here: one small clip made once and copied for every task. The test is
+    about the gateway's limits: with the preview renderer a busy machine made each task slow enough
+    that the concurrency cap alone kept the creates under the RPM, and "the RPM was reached" failed."""
+
+    def __init__(self) -> None:
+        from ..generator.test_upstream import tiny_mp4
+
+        self.clip = tiny_mp4()
+
+    def render(self, job, inputs, progress, is_cancelled) -> RenderResult:
+        video = job.output_dir / "video.mp4"
+        video.write_bytes(self.clip)
+        progress(1.0)
+        return RenderResult(video_path=video, last_frame_path=None, width=64, height=48, resolution="480p",
+                            ratio="4:3", duration=None, frames=29, frame_count=3, fps=24, seed=job.seed,
+                            generate_audio=False, completion_tokens=1000)
+
+
 def test_forty_tasks_from_four_members_stay_within_the_upstreams_concurrency_and_rpm(tmp_path):
     # More render slots upstream than the cap: only the gateway can keep the upstream at 2.
-    upstream = start_live_service(tmp_path / "upstream", workers=3, api_keys={UPSTREAM_KEY: "team"})
+    upstream = start_live_service(tmp_path / "upstream", workers=3, api_keys={UPSTREAM_KEY: "team"},
+                                  generator=ReadyClip())
     changes: list[tuple[float, str, str]] = []  # (time, upstream task id, status), as the upstream's store made them
     store = upstream.app.state.services.store
     on_change = store.on_change

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import time
+import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import streamlit as st
 
@@ -101,6 +103,45 @@ def _set_status(task_id: str) -> None:
         st.session_state[f"guest.error.{task_id}"] = str(exc)
 
 
+def _local_copy(kept) -> Path | None:
+    """The kept copy as a file on this machine, or None when it is gone (deleted from the disk or the
+    bucket, the bucket out of reach). A bucket's copy is fetched once into a cache on disk and played
+    from there: not a presigned URL (the guest never holds a link that outlives the share), and not
+    fetched again on every run of the page (a shared reel is hundreds of megabytes)."""
+    if kept is None:
+        return None
+    if kept.path is not None:
+        return kept.path if kept.path.is_file() else None
+    cached = connection.data_dir() / "dashboard" / "guest-cache" / (
+        hashlib.sha256(f"{kept.location}#{kept.size}".encode()).hexdigest() + Path(kept.name).suffix)
+    if cached.is_file():
+        return cached
+    try:
+        data = kept.read_bytes()
+    except Exception:  # gone from the bucket, or the bucket out of reach (botocore's errors are not OSError)
+        return None
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    _prune(cached.parent)
+    partial = cached.with_suffix(f".{uuid.uuid4().hex}.part")
+    partial.write_bytes(data)
+    partial.replace(cached)  # whole or not there: two sessions may fetch it at once
+    return cached
+
+
+GUEST_CACHE_DAYS = 1
+
+
+def _prune(folder: Path) -> None:
+    """Copies not played for a day go (a guest coming back later fetches them again)."""
+    cutoff = time.time() - GUEST_CACHE_DAYS * 86_400
+    for old in folder.iterdir():
+        try:
+            if old.stat().st_mtime < cutoff:
+                old.unlink()
+        except OSError:  # another session's, removed meanwhile
+            pass
+
+
 def _version(journal, share, task_id: str, number: int) -> None:
     guest = journal.guest_view(share, st.session_state.get(GUEST_NAME_KEY, ""))
     kept = guest.kept(task_id)
@@ -108,16 +149,15 @@ def _version(journal, share, task_id: str, number: int) -> None:
         st.markdown(f"**Version {number}** of {len(share.task_ids)}")
         left, right = st.columns([3, 2], gap="large")
         with left:
-            video = kept.get(VIDEO_NAME)
+            video = _local_copy(kept.get(VIDEO_NAME))
             if video is None:
                 st.warning("The copy of this video is no longer kept.")
             else:
-                # Bytes, not a bucket's presigned URL: the guest never holds a link that outlives the share.
-                st.video(video.path if video.path is not None else video.read_bytes())
-            frame = kept.get(LAST_FRAME_NAME)
+                st.video(video)
+            frame = _local_copy(kept.get(LAST_FRAME_NAME))
             if frame is not None:
                 with st.expander("Last frame"):
-                    st.image(str(frame.path) if frame.path is not None else frame.read_bytes())
+                    st.image(str(frame))
         with right:
             prompt = guest.prompt(task_id)
             if prompt:

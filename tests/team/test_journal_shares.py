@@ -5,6 +5,7 @@ clock); passphrase attempts limited; a guest writes into the share's scope, on i
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
@@ -187,3 +188,42 @@ def test_a_shares_guests_post_a_bounded_number_of_comments_a_window(journal, mon
     eve.add_comment("cgt-1", "after the window", now=1002.0 + shares.GUEST_COMMENT_WINDOW_S + 1)
     authors = [c.author for c in ana.comments(["cgt-1"])["cgt-1"]]
     assert authors == ["Ana", "Dee (guest)", "Guest", "Dee (guest)", "Guest"]
+
+
+def test_the_guest_page_plays_what_is_kept_and_survives_a_copy_gone(journal, monkeypatch, tmp_path):
+    """A kept copy deleted (from the disk, or from the bucket by a lifecycle rule) while its row is
+    listed: the guest page says so for that version and plays the others (it raised). A bucket's
+    copy is fetched once, not on every run of the page (a guest typing a comment re-ran it)."""
+    from streamlit.testing.v1 import AppTest
+
+    from components import connection
+    from dailies.journal.kept import KeptFile
+
+    monkeypatch.setenv("DAILIES_DATA_DIR", str(tmp_path / "guest-data"))
+    monkeypatch.setattr(connection, "shared_journal", lambda: journal)
+    ana = project(journal, "studio", "Ana")
+    for task in ("cgt-1", "cgt-2"):
+        keep(ana, task)
+    _, token = ana.create_share(["cgt-1", "cgt-2"], DAY, allow_comments=True)
+    gone = ana.kept("cgt-1")[VIDEO_NAME]
+    if gone.in_bucket:
+        import boto3
+
+        bucket, _, key = gone.location.removeprefix("s3://").partition("/")
+        boto3.client("s3").delete_object(Bucket=bucket, Key=key)
+    else:
+        gone.path.unlink()
+    fetched: list[str] = []
+    real = KeptFile.read_bytes
+    monkeypatch.setattr(KeptFile, "read_bytes", lambda self: (fetched.append(self.task_id), real(self))[1])
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "dashboard" / "views" / "guest.py"),
+                           default_timeout=60)
+    at.query_params["share"] = token
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.get("video")) == 1 and any("no longer kept" in w.value for w in at.warning)
+    at.text_input(key="guest.name").input("Dee").run()
+    at.text_area(key="guest.comment.cgt-2").input("nice").run()
+    assert not at.exception
+    assert fetched.count("cgt-2") <= 1  # a bucket's copy once (a disk's is played as it is)

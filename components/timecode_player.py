@@ -106,12 +106,19 @@ function setUp(root) {
     return m;
 }
 
+// A timecode is kept to the hundredth, so it may lie up to half a hundredth before the frame it was
+// taken on, and a video shows the last frame at or before its time: seeking to the hundredth itself
+// showed the frame before. Just under half a hundredth later is that frame (any rate up to 100 fps)
+// and still reads as the same hundredth.
+const INTO_THE_FRAME = 0.0049;
+
 function seek(video, seconds) {
     video.pause();
+    const target = seconds + INTO_THE_FRAME;
     if (video.readyState >= 1) {
-        video.currentTime = seconds;
+        video.currentTime = target;
     } else {  // no metadata yet: seek as soon as there is
-        video.addEventListener("loadedmetadata", () => { video.currentTime = seconds; }, { once: true });
+        video.addEventListener("loadedmetadata", () => { video.currentTime = target; }, { once: true });
     }
 }
 

@@ -43,6 +43,8 @@ clips = Path(__file__).parent / "static"
 
 if st.button("Seek to 1.5"):
     st.session_state.seek = 1.5
+if st.button("Seek to 0.04"):  # the second frame of a 24 fps clip (0.0417 s), as its comment keeps it
+    st.session_state.seek = 0.04
 left, right = st.columns(2)
 with left:
     st.subheader("Timecode player")
@@ -129,6 +131,22 @@ def test_timecode_player_comments_and_seeks(page, app_url):
     expect(page.get_by_text("position 1.5", exact=True)).to_be_visible()
     # The comment was a trigger: it came with the run of the click and is gone on the next ones.
     expect(page.get_by_text("comment at 2.00", exact=True)).to_have_count(0)
+
+    # A comment's timecode shows the frame it was taken on: 0.04 is the second frame (0.0417 s) of
+    # this 24 fps clip, though a video at 0.04 itself shows the first (the frame at or before).
+    page.get_by_role("button", name="Seek to 0.04").click()
+    page.wait_for_function(f"""() => {{ {SHADOW} const v = q('.tp video')[0];
+        return v.paused && !v.seeking && v.readyState >= 2 && Math.abs(v.currentTime - 0.04) < 0.01; }}""")
+    # Which frame shows: the white bar's left edge moves (WIDTH - 16) / (FPS * SECONDS - 1) px a frame.
+    left = page.evaluate(f"""() => {{ {SHADOW} const v = q('.tp video')[0];
+        const c = document.createElement('canvas'); c.width = v.videoWidth; c.height = v.videoHeight;
+        const g = c.getContext('2d'); g.drawImage(v, 0, 0);
+        const row = g.getImageData(0, c.height >> 1, c.width, 1).data;
+        const white = (x) => row[4 * x] > 200 && row[4 * x + 1] > 200 && row[4 * x + 2] > 200;
+        for (let x = 0; x < c.width; x++) if (white(x)) return x;
+        return -1; }}""")
+    assert round(left / ((WIDTH - 16) / (FPS * SECONDS - 1))) == 1, left
+    expect(button).to_have_text("Comment at 00:00.04")
 
     # While playing, the label follows the video in the browser alone.
     page.evaluate(f"() => {{ {SHADOW} const v = q('.tp video')[0]; v.muted = true; v.play(); }}")

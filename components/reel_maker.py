@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +39,7 @@ LAST_KEY = "reel.last"
 SIZES = ("1280x720", "1920x1080", "854x480", "720x1280")
 FRAME_RATES = (24, 25, 30)
 EARLIER_SHOWN = 10
+REELS_KEPT = 20
 
 
 def reels_dir(journal: Journal) -> Path:
@@ -111,14 +113,24 @@ def make(results: list[Result], journal: Journal, client, now: float, *, slates:
     """Render the reel of `results` in that order into reels_dir(journal); its path. `versions`: each
     task's version label for its slate (default: numbered among `results`)."""
     versions = version_labels(journal, results) if versions is None else versions
-    out = reels_dir(journal) / f"{REEL_PREFIX}{datetime.now():%Y%m%d-%H%M%S}.mp4"
-    while out.exists():  # two reels in one second
-        out = out.with_name(out.stem + "-1.mp4")
+    # A name of its own even for two reels begun in one second by two people: a name checked against
+    # finished files only handed both the same file.
+    out = reels_dir(journal) / f"{REEL_PREFIX}{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}.mp4"
     with tempfile.TemporaryDirectory(prefix="dailies-reel-") as folder:
         shots = _sources(results, versions, client, now, Path(folder), bar)
         make_reel(shots, out, size=size, fps=fps, slates=slates, burn_in=burn_in,
                   progress=lambda f: bar.progress(min(f, 1.0), text=f"Rendering the reel: {f * 100:.0f}%"))
+    _prune_reels(reels_dir(journal), keep=out)
     return out
+
+
+def _prune_reels(folder: Path, keep: Path) -> None:
+    """The newest REELS_KEPT reels stay (the page offers the last and EARLIER_SHOWN before it); older
+    ones go, so reels do not pile up on the disk for ever. A shared reel has its own kept copy."""
+    reels = sorted(folder.glob(f"{REEL_PREFIX}*.mp4"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in reels[REELS_KEPT:]:
+        if old != keep:
+            old.unlink(missing_ok=True)
 
 
 def keep_for_sharing(journal: Journal, path: Path) -> str:

@@ -129,3 +129,36 @@ def test_a_reel_can_itself_be_shared_and_is_never_taken_for_a_result(page, monke
     # The Review page lists kept results: a reel kept to be shared is not one of them.
     results, _ = gather(journal, online=False)
     assert reel.stem not in {r.task_id for r in results} and set(IDS) <= {r.task_id for r in results}
+
+
+def test_two_reels_in_one_second_are_two_files_and_old_reels_do_not_pile_up(page, monkeypatch):
+    """A reel's name was checked against finished files only, so two begun in one second (two people)
+    were one file; and no reel was ever deleted."""
+    import os
+
+    from components import reel_maker
+
+    folder = page / "dashboard" / "reels"
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(reel_maker.REELS_KEPT + 5):  # older reels, oldest first
+        old = folder / f"reel-20260101-0000{n:02d}.mp4"
+        old.write_bytes(b"old")
+        os.utime(old, (1_700_000_000 + n, 1_700_000_000 + n))
+
+    class SameSecond:
+        @staticmethod
+        def now():
+            from datetime import datetime
+
+            return datetime(2026, 11, 25, 14, 28, 29)
+
+    monkeypatch.setattr(reel_maker, "datetime", SameSecond)
+    at = AppTest.from_function(reel_page, default_timeout=60).run()
+    at.button(key="reel.make").click().run()
+    at.button(key="reel.make").click().run()
+    assert not at.exception and not at.error
+    made = sorted(folder.glob("reel-20261125-142829*.mp4"))
+    assert len(made) == 2 and all(p.stat().st_size > 1000 for p in made)
+    left = sorted(folder.glob("reel-*.mp4"))
+    assert len(left) == reel_maker.REELS_KEPT and set(made) <= set(left)
+    assert not (folder / "reel-20260101-000000.mp4").exists()  # the oldest went

@@ -343,6 +343,9 @@ def _add_shot(reel: _Reel, shot: ReelShot, canvas: _Canvas, burn_in: _BurnIn | N
         streams = [video] + ([audio] if audio is not None else [])
         default_duration = 1 / float(video.average_rate) if video.average_rate else 1 / fps
         first_time: float | None = None
+        # Where the picture starts, until its first frame is decoded (the decoder holds frames back,
+        # so the first sound often comes before it): a clip trimmed or remuxed starts after 0.
+        picture_start = float(video.start_time * video.time_base) if video.start_time is not None else 0.0
         pending: av.VideoFrame | None = None
         placed: list = [None]
         shown = 0  # frames of this shot written
@@ -353,11 +356,14 @@ def _add_shot(reel: _Reel, shot: ReelShot, canvas: _Canvas, burn_in: _BurnIn | N
                 samples = resampled.to_ndarray().reshape(-1).astype(np.float32, copy=False)
                 if not state["audio_started"]:
                     state["audio_started"] = True
-                    # Sound that starts after the picture: silence before it.
+                    # Sound that starts after the picture: silence before it; before it: cut.
                     if resampled.pts is not None and resampled.time_base is not None:
-                        lead = float(resampled.pts * resampled.time_base) - (first_time or 0.0)
+                        start = picture_start if first_time is None else first_time
+                        lead = float(resampled.pts * resampled.time_base) - start
                         if lead > 1 / fps:
                             queue.push(np.zeros(int(lead * rate), dtype=np.float32))
+                        elif lead < -1 / fps:
+                            samples = samples[int(-lead * rate):]
                 queue.push(samples)
 
         try:

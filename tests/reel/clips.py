@@ -12,9 +12,10 @@ import numpy as np
 
 
 def make_clip(path: Path, size: tuple[int, int], fps: int, seconds: float, colour: tuple[int, int, int],
-              audio_rate: int | None = None, stereo: bool = False, tone: float = 440.0) -> Path:
+              audio_rate: int | None = None, stereo: bool = False, tone: float = 440.0, start: float = 0.0) -> Path:
     """A `size` (width, height) clip of round(seconds * fps) frames of one colour; with a tone at
-    `audio_rate` when given."""
+    `audio_rate` when given; its picture and sound both starting at `start` seconds (a trimmed or
+    remuxed file's do not start at 0)."""
     width, height = size
     frames = round(seconds * fps)
     with av.open(str(path), mode="w", format="mp4") as container:
@@ -29,7 +30,7 @@ def make_clip(path: Path, size: tuple[int, int], fps: int, seconds: float, colou
         samples_done = 0
         for index in range(frames):
             frame = av.VideoFrame.from_ndarray(picture, format="rgb24")
-            frame.pts, frame.time_base = index, Fraction(1, fps)
+            frame.pts, frame.time_base = index + round(start * fps), Fraction(1, fps)
             container.mux(video.encode(frame))
             if audio is not None:
                 until = (index + 1) * audio_rate // fps
@@ -38,7 +39,8 @@ def make_clip(path: Path, size: tuple[int, int], fps: int, seconds: float, colou
                 channels = 2 if stereo else 1
                 planar = np.ascontiguousarray(np.tile(wave, (channels, 1)))
                 chunk = av.AudioFrame.from_ndarray(planar, format="fltp", layout="stereo" if stereo else "mono")
-                chunk.sample_rate, chunk.pts, chunk.time_base = audio_rate, samples_done, Fraction(1, audio_rate)
+                chunk.sample_rate, chunk.pts = audio_rate, samples_done + round(start * audio_rate)
+                chunk.time_base = Fraction(1, audio_rate)
                 container.mux(audio.encode(chunk))
                 samples_done = until
         container.mux(video.encode(None))

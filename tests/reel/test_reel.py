@@ -122,3 +122,18 @@ def test_helpers():
     assert timecode(24 * 3661 + 5, 24) == "01:01:01:05"
     lines = slate_lines("v3", "Approved", "word " * 100, 0)
     assert lines[:2] == ["Version v3", "Status: Approved"] and lines[-1].endswith("…") and len(lines[-1]) <= 160
+
+
+def test_the_sound_of_a_shot_whose_streams_start_late_stays_with_its_picture(tmp_path):
+    """A clip cut from a longer take (or remuxed from MPEG-TS) starts after 0. Its first sound is
+    decoded before its first picture (the video decoder holds frames back), and was measured from 0:
+    half a second of silence went in, and the sound ran that late for the whole shot."""
+    rate, fps = 48_000, 24
+    late = make_clip(tmp_path / "late.mp4", (160, 96), fps, 1.0, (90, 90, 90), audio_rate=rate, start=0.5)
+    with av.open(str(late)) as source:
+        assert all(abs(float(s.start_time * s.time_base) - 0.5) < 0.05 for s in source.streams)
+    reel = make_reel([ReelShot(late, "late")], tmp_path / "reel.mp4", size=(160, 96), fps=fps)
+    with av.open(str(reel)) as made:
+        sound = np.concatenate([f.to_ndarray().reshape(-1) for f in made.decode(audio=0)])
+    onset = int(np.argmax(np.abs(sound) > 0.05)) / rate  # the reel's picture starts at 0
+    assert onset < 1 / fps, f"the sound starts {onset:.3f} s after the picture"

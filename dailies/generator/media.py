@@ -16,12 +16,31 @@ import av
 import numpy as np
 from PIL import Image, ImageOps
 
+from ..spec.media import check_image
 from ..spec.pixels import centre_crop_box
 from .inputs import InputError
 
 
+def refuse_problems(problems: list) -> None:
+    """The spec's checks of a fetched input (the same as the create's of an inline one): the first
+    problem as the task's error, naming its field."""
+    if problems:
+        raise InputError(f"{problems[0].path}: {problems[0].message}")
+
+
+def refuse_media_problems(found: object, problems: list) -> None:
+    """`refuse_problems` for a video or audio file; one the check could not read at all (`found`
+    None) is left to the decoder, whose error says so without the scratch file's path."""
+    if found is not None:
+        refuse_problems(problems)
+
+
 def open_image(data: bytes | Path, where: str) -> Image.Image:
-    """The image, upright (EXIF orientation applied), in RGB. Transparency is dropped."""
+    """The image, upright (EXIF orientation applied), in RGB. Transparency is dropped. Checked first
+    against the spec's limits as an inline image is at create (a URL's or an asset's is only seen
+    here): its size, sides and aspect, and no decompression bomb (Pillow only warns of one below
+    twice its limit, and a 20 KB PNG can decode to gigabytes)."""
+    refuse_problems(check_image(data, where)[1])
     try:
         image = Image.open(io.BytesIO(data) if isinstance(data, bytes) else data)
         image = ImageOps.exif_transpose(image)

@@ -26,10 +26,11 @@ from PIL import Image
 from dailies.spec.limits import IMAGE_MAX_BYTES, VIDEO_MAX_BYTES
 from dailies.spec.scenarios import Scenario
 
+from ..spec.media import check_audio, check_video, reference_videos_problems
 from .audio import AUDIO_RATE, AudioTrack, LoopedClip, ToneTrack
 from .encode import Mp4Writer, rgb_from_frame
 from .inputs import InputResolver
-from .media import VideoClip, fit_image, load_audio, open_image
+from .media import VideoClip, fit_image, load_audio, open_image, refuse_media_problems, refuse_problems
 from .overlays import watermark
 from .plan import ContentPlan, MediaInput, OutputSpec, output_spec, plan_content
 from .protocol import CancelCheck, ProgressCallback, RenderCancelled, RenderJob, RenderResult
@@ -134,6 +135,7 @@ class PreviewGenerator:
             scene = FirstLastFrameScene(first, last, spec.frame_count, spec.fps, spec.seed, spec.camera_fixed)
         elif plan.scenario is Scenario.REFERENCES:
             references = []
+            lengths: list[tuple[str, float]] = []  # the reference videos', for their total's limit
             for media in plan.references:
                 if media.kind == "image":
                     references.append(Reference(image=fit_image(image(media), size)))
@@ -141,6 +143,11 @@ class PreviewGenerator:
                     if is_cancelled():
                         raise RenderCancelled(job.task_id)
                     path = inputs.fetch(media.url, media.where, scratch, max_bytes=VIDEO_MAX_BYTES)
+                    found, problems = check_video(path, media.where)
+                    refuse_media_problems(found, problems)
+                    if found is not None:
+                        lengths.append((media.where, found.duration))
+                        refuse_problems(reference_videos_problems(lengths))
                     references.append(Reference(video=VideoClip(path, media.where)))
             scene = ReferenceScene(references, size, spec.frame_count, spec.fps, spec.seed)
         else:
@@ -156,6 +163,7 @@ class PreviewGenerator:
                     if is_cancelled():
                         raise RenderCancelled(job.task_id)
                     path = inputs.fetch(media.url, media.where, scratch, max_bytes=VIDEO_MAX_BYTES)
+                    refuse_media_problems(*check_audio(path, media.where))
                     clips.append(load_audio(path, media.where, AUDIO_RATE, total_samples))
                 track = LoopedClip(np.concatenate(clips)[:total_samples])
             else:

@@ -63,8 +63,8 @@ def test_camera_fixed_keeps_the_picture_still(render: RenderFn) -> None:
 
 
 def test_image_is_centre_cropped_to_a_fixed_ratio(render: RenderFn) -> None:
-    # Red | green | blue bands, 3:1; a square crop keeps the green middle only.
-    picture = banded_image(1500, 500, [RED, GREEN, BLUE])
+    # Red | green | blue bands, 2.4:1 (within the spec's aspects); a square crop keeps mostly green.
+    picture = banded_image(1200, 500, [RED, GREEN, BLUE])
     rendered = render(MODEL_1_5, [TEXT, first_frame(image_url(picture))], resolution="480p", duration=4,
                       ratio="1:1", camera_fixed=True, generate_audio=False)
     assert (rendered.video.width, rendered.video.height) == (640, 640)
@@ -110,14 +110,14 @@ def test_reference_image_then_video_resampled(render: RenderFn, tmp_path: Path) 
 def test_reference_audio_is_looped_under_the_video(render: RenderFn) -> None:
     picture = gradient_image(864, 496)
     content = [TEXT, first_frame(image_url(picture)),
-               {"type": "audio_url", "audio_url": {"url": data_url(wav_bytes(440, 1.0), "audio/wav")},
+               {"type": "audio_url", "audio_url": {"url": data_url(wav_bytes(440, 2.0), "audio/wav")},
                 "role": "reference_audio"}]
     rendered = render(MODEL_2_0, content, resolution="480p", duration=4)
     audio = rendered.video.audio
     assert audio is not None and audio.channels == 1
     assert audio.seconds == pytest.approx(97 / 24, abs=0.05)
-    # Past the clip's own second, the tone is still there: the clip loops.
-    assert dominant_frequency(audio.samples[48000 * 2 : 48000 * 2 + 16384], 48000) == pytest.approx(440, abs=6)
+    # Past the clip's own two seconds, the tone is still there: the clip loops.
+    assert dominant_frequency(audio.samples[48000 * 3 : 48000 * 3 + 16384], 48000) == pytest.approx(440, abs=6)
 
 
 def test_long_reference_audio_is_trimmed(render: RenderFn) -> None:
@@ -163,7 +163,7 @@ def test_failed_download_fails_with_the_item_and_leaves_nothing(
 
 
 def test_unreadable_image_names_the_item(render: RenderFn) -> None:
-    with pytest.raises(InputError, match=r"^content\[1\]\.image_url: resource is not a readable image$"):
+    with pytest.raises(InputError, match=r"^content\[1\]\.image_url: not an image that can be read"):
         render(MODEL_1_5, [TEXT, first_frame(data_url(b"this is not a picture"))], resolution="480p", duration=4)
 
 
@@ -172,3 +172,24 @@ def test_unreadable_video_names_the_item(render: RenderFn) -> None:
                       "role": "reference_video"}]
     with pytest.raises(InputError, match=r"^content\[1\]\.video_url: resource is not a readable video$"):
         render(MODEL_2_0, content, resolution="480p", duration=4)
+
+
+def test_a_fetched_input_is_held_to_the_limits_an_inline_one_is_at_create(render: RenderFn, tmp_path: Path) -> None:
+    """A URL's or an asset's media is only seen at render: it is checked there as the create checks an
+    inline one (these rendered: a 100-pixel image, a 10:1 one, a 20 s reference video), and a tiny
+    PNG that decodes to gigabytes is refused unread."""
+    assets = tmp_path / "data" / "assets"
+    assets.mkdir(parents=True)
+    (assets / "small.png").write_bytes(png_bytes(gradient_image(100, 100)))
+    (assets / "wide.png").write_bytes(png_bytes(gradient_image(3000, 300)))
+    (assets / "long.mp4").write_bytes(video_bytes([RED, GREEN], seconds_each=10.0))
+    from PIL import Image
+
+    bomb = assets / "bomb.png"
+    Image.new("1", (13_000, 13_000)).save(bomb)  # 20 KB on disk, 169 megapixels
+    for asset, expected in (("small", "width"), ("wide", "aspect"), ("bomb", "decompression bomb")):
+        with pytest.raises(InputError, match=rf"^content\[1\]\.image_url: .*{expected}"):
+            render(MODEL_1_5, [TEXT, first_frame(f"asset://{asset}")], resolution="480p", duration=4)
+    content = [TEXT, {"type": "video_url", "video_url": {"url": "asset://long"}, "role": "reference_video"}]
+    with pytest.raises(InputError, match=r"^content\[1\]\.video_url: video lasts 20"):
+        render(MODEL_2_0, content, resolution="480p", duration=4, generate_audio=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from components import costs
@@ -381,11 +381,15 @@ def check(values: FormValues) -> Plan:
     paths = built[0].paths
     problems = form_problems(values, tasks) + material_problems(values, paths)
     seen = {(p.path, p.message) for p in problems}
+    as_sent = values  # the first task's values as the service will read them (text commands applied)
     for i, b in enumerate(built):
         # The tasks of a batch share their inputs and differ only in prompt or seed, so the first
         # body is checked whole and the others with their (possibly huge) data URLs stubbed out.
         checked = b.body if i == 0 else _stub_media(b.body)[0]
-        for problem in check_create_body(checked, values.catalog_model).problems:
+        result = check_create_body(checked, values.catalog_model)
+        if i == 0 and result.request is not None:
+            as_sent = _as_the_service_reads(values, result.request)
+        for problem in result.problems:
             if (problem.path, problem.message) in seen:
                 continue
             seen.add((problem.path, problem.message))
@@ -402,7 +406,16 @@ def check(values: FormValues) -> Plan:
         cost_each = costs.request_cost(_stub_media(built[0].body)[0], image_size=first_image_size(values),
                                        model=values.catalog_model.id if values.catalog_model else None,
                                        draft=values.draft_record)
-    return Plan(tasks, [b.body for b in built], paths, problems, estimate(values, len(built)), cost_each)
+    return Plan(tasks, [b.body for b in built], paths, problems, estimate(as_sent, len(built)), cost_each)
+
+
+def _as_the_service_reads(values: FormValues, request) -> FormValues:
+    """The form's values with what the prompt's text commands (`--rs 1080p`, `--frames 289`) set:
+    the service renders and charges those, so the estimate shows them too."""
+    return replace(values, resolution=request.resolution or values.resolution,
+                               ratio=request.ratio or values.ratio,
+                               duration=request.duration if request.duration is not None else values.duration,
+                               frames=request.frames if request.frames is not None else values.frames)
 
 
 def _stub_media(body: dict[str, Any], shown: bool = False) -> tuple[dict[str, Any], int]:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from dailies.spec.models import CreateTaskRequest, TaskRecord
 from dailies.spec.prices import Cost, NoPrice, Price, cost, format_amount, prices_from_env
 from dailies.spec.statuses import ACTIVE
+from dailies.spec.text_commands import apply_text_commands
 
 NO_PRICE = "no price"
 
@@ -37,6 +38,8 @@ def request_cost(body: Mapping[str, Any], model: str | None = None, image_size: 
         draft_record = TaskRecord.model_validate(dict(draft)) if draft else None
     except ValidationError:
         return NoPrice(str(body.get("model") or ""), "the request is not complete yet")
+    # As the service reads it: text commands in the prompt (`--frames 289`) set what is rendered and charged.
+    request = apply_text_commands(request).request
     return cost(request, prices=price_table(), model=model, image_size=image_size, draft=draft_record)
 
 

@@ -108,3 +108,18 @@ def test_shown_body_shortens_data_urls_only():
     shown = shown_body(body)["content"][0]["image_url"]["url"]
     assert shown.endswith("(5,022 characters)") and len(shown) < 100
     assert body["content"][0]["image_url"]["url"] == url
+
+
+def test_the_estimate_and_the_cost_follow_the_prompts_text_commands():
+    """`--frames 289` at the end of a prompt is applied by the service before it renders and
+    charges: the estimate and the cost Compose shows were the form's (2 s), 6x under it."""
+    from dailies.generator.plan import output_spec
+    from dailies.spec.prices import cost
+
+    plan = check(FormValues(model=V10, prompt="a kite over the sea --frames 289",
+                            resolution="1080p", duration=2))
+    assert plan.ok
+    request = check_create_body(plan.bodies[0]).request  # what the service stores, renders and charges
+    assert request.frames == 289
+    assert plan.estimate.tokens_each == output_spec(request, seed=1, draft=False).completion_tokens
+    assert plan.cost_each.amount == cost(request).amount

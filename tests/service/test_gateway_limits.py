@@ -72,14 +72,32 @@ def deepest(intervals: list[tuple[float, float]]) -> int:
 class ReadyClip:
     """The upstream's renderer here: one small clip made once and copied for every task. The test is
     about the gateway's limits: with the preview renderer a busy machine made each task slow enough
-    that the concurrency cap alone kept the creates under the RPM, and "the RPM was reached" failed."""
+    that the concurrency cap alone kept the creates under the RPM, and "the RPM was reached" failed.
+
+    Copying is so quick that a task could end before the gateway hands over the next one, and the cap
+    was never reached (CI: at most 1 handed over at once). So the first render waits until a second
+    one is running beside it: the cap is reached whenever the gateway lets two through, and a gateway
+    that never does keeps it waiting until BARRIER_S, after which the test fails on the count."""
+
+    BARRIER_S = 60.0
 
     def __init__(self) -> None:
         from ..generator.test_upstream import tiny_mp4
 
         self.clip = tiny_mp4()
+        self.first_pair = threading.Barrier(CONCURRENCY)
+        self.started = 0
+        self.lock = threading.Lock()
 
     def render(self, job, inputs, progress, is_cancelled) -> RenderResult:
+        with self.lock:
+            self.started += 1
+            in_first_pair = self.started <= CONCURRENCY
+        if in_first_pair:
+            try:
+                self.first_pair.wait(self.BARRIER_S)
+            except threading.BrokenBarrierError:
+                pass  # the assertion on what the upstream saw says what went wrong
         video = job.output_dir / "video.mp4"
         video.write_bytes(self.clip)
         progress(1.0)

@@ -30,6 +30,8 @@ from ..spec import limits as L
 from ..spec.catalog import find_model, region_of_host
 from ..spec.drafts import FIELDS_A_FINAL_SETS
 from ..spec.media import encode_data_url
+from ..spec.models import effective
+from ..spec.pixels import estimate_tokens
 from ..spec.statuses import TaskStatus
 from .inputs import InputError, InputResolver
 from .protocol import CancelCheck, ProgressCallback, RenderCancelled, RenderJob, RenderPostponed, RenderResult
@@ -444,7 +446,6 @@ class UpstreamGenerator:
             last_frame = job.output_dir / "upstream-last-frame.png"
             self._download(content["last_frame_url"], last_frame, "last frame")
         width, height, frame_count = _video_size(video)
-        usage = record.get("usage") or {}
         tools_used = record.get("tools") or []
         return RenderResult(
             video_path=video, last_frame_path=last_frame, width=width, height=height,
@@ -452,9 +453,10 @@ class UpstreamGenerator:
             ratio=record.get("ratio") or "16:9", duration=record.get("duration") if not record.get("frames") else None,
             frames=record.get("frames"), frame_count=frame_count, fps=int(record.get("framespersecond") or 24),
             seed=int(record.get("seed") if record.get("seed") is not None else job.seed),
-            generate_audio=bool(record.get("generate_audio")),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            tools_used=tools_used, web_search_calls=int((usage.get("tool_usage") or {}).get("web_search") or 0),
+            generate_audio=_audio_of(record, job),
+            completion_tokens=_billed_tokens(record, job, width, height, frame_count),
+            tools_used=tools_used,
+            web_search_calls=int(((record.get("usage") or {}).get("tool_usage") or {}).get("web_search") or 0),
         )
 
     def _download(self, url: str | None, target: Path, what: str) -> None:
@@ -483,6 +485,30 @@ class UpstreamGenerator:
 
 class _NotNow(Exception):
     """The result's server answered "not now" (busy, rate-limited, a 5xx): worth asking again."""
+
+
+def _billed_tokens(record: dict[str, Any], job: RenderJob, width: int, height: int, frame_count: int) -> int:
+    """The tokens the upstream bills for a succeeded task, which its cost is settled at: its usage's
+    `completion_tokens`, else `total_tokens` (the spec: equal), else, for a record that reports no
+    usage at all, the token formula over the video it delivered (never 0: the task was billed)."""
+    usage = record.get("usage") or {}
+    for name in ("completion_tokens", "total_tokens"):
+        if isinstance(usage.get(name), int) and usage[name] >= 0:
+            return usage[name]
+    tokens = estimate_tokens(width, height, frames=frame_count, draft=job.draft)
+    log.warning("upstream task %s reported no usage: settled at %d tokens, the formula over its video",
+                record.get("id"), tokens)
+    return tokens
+
+
+def _audio_of(record: dict[str, Any], job: RenderJob) -> bool:
+    """Whether the upstream's video has sound (audio is priced higher): the record's word, else what
+    the member asked of a model that can make sound, so a record that leaves it out is not settled
+    at the silent price."""
+    if isinstance(record.get("generate_audio"), bool):
+        return record["generate_audio"]
+    model = find_model(job.request.model)
+    return bool(effective(job.request, "generate_audio")) and (model is None or model.capabilities.generate_audio)
 
 
 def inputs_own_result(inputs: InputResolver, url: str, where: str) -> bool:

@@ -420,3 +420,43 @@ def test_cancel_of_a_queued_upstream_task_is_true_once_it_reads_cancelled():
     assert stubborn_gen.cancel_queued({"upstream_id": "cgt-up-s", "key": "main"}) is False
     # Already known to have succeeded there: not even asked.
     assert gen.cancel_queued({"upstream_id": "cgt-up-s", "key": "main", "upstream_succeeded": True}) is False
+
+
+class Reporting(Upstream):
+    """An upstream whose succeeded record says only what `fields` say of usage and audio."""
+
+    def __init__(self, **fields) -> None:
+        super().__init__([created()])
+        self.fields = fields
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and not request.url.path.endswith("/video.mp4"):
+            return httpx.Response(200, json={
+                "id": request.url.path.rsplit("/", 1)[1], "status": "succeeded", "resolution": "480p",
+                "ratio": "16:9", "duration": 4, "content": {"video_url": "https://cdn.upstream.test/video.mp4"},
+                **self.fields})
+        return super().__call__(request)
+
+
+def test_usage_given_only_as_total_tokens_is_what_the_task_settles_at(tmp_path):
+    result = render(generator(Reporting(usage={"total_tokens": 42336})), job(tmp_path), tmp_path)
+    assert result.completion_tokens == 42336
+
+
+def test_a_record_without_usage_settles_at_the_formula_over_the_delivered_video_never_0(tmp_path):
+    result = render(generator(Reporting()), job(tmp_path), tmp_path)
+    assert result.completion_tokens == 64 * 48 * 3 // 1024  # the clip: 64x48, 3 frames
+
+
+@pytest.mark.parametrize(("asked", "model", "expected"), [
+    (None, "doubao-seedance-2-0-260128", True),  # the default: with sound
+    (False, "doubao-seedance-2-0-260128", False),
+    (True, "doubao-seedance-1-0-pro-250528", False),  # a model that makes no sound
+])
+def test_a_record_that_leaves_out_generate_audio_is_priced_as_asked(tmp_path, asked, model, expected):
+    made = job(tmp_path)
+    made.request = made.request.model_copy(update={"model": model, "generate_audio": asked})
+    result = render(generator(Reporting(usage={"completion_tokens": 1000})), made, tmp_path)
+    assert result.generate_audio is expected
+    assert render(generator(Reporting(usage={"completion_tokens": 1}, generate_audio=False)), job(tmp_path),
+                  tmp_path).generate_audio is False  # the record's word, when it gives it, wins

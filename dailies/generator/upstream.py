@@ -111,7 +111,11 @@ class UpstreamGenerator:
         self._following: dict[str, tuple[str, str]] = {}
         self._latest: dict[str, dict[str, Any]] = {}
         self._unseen: set[str] = set()  # followed ids the last LIST did not show: read with a GET
-        self._listed_at: dict[tuple[str, str], float] = {}
+        # BytePlus allows one LIST a second per account: one clock per key, whatever the tier; within a
+        # key, the tier and the ids listed longest ago go first, so no task waits behind the others.
+        self._listed_at: dict[str, float] = {}
+        self._group_listed_at: dict[tuple[str, str], float] = {}
+        self._id_listed_at: dict[str, float] = {}
         self.set_aside: set[str] = set()  # keys the upstream refused for their whole account (401, account 403s)
         # (key name, model) -> monotonic time until which that key is not tried for that model, and why.
         self.refused_for_model: dict[tuple[str, str], tuple[float, str, str]] = {}
@@ -370,17 +374,24 @@ class UpstreamGenerator:
                 self._woken.pop(upstream_id, None)
                 self._latest.pop(upstream_id, None)
                 self._unseen.discard(upstream_id)
+                self._id_listed_at.pop(upstream_id, None)
 
     def _look(self, upstream_id: str, key: UpstreamKey, tier: str) -> dict[str, Any] | None:
         """The latest record of an upstream task, from a LIST of every task this process follows
         with the key (made now if the last is older than `list_interval`); a GET only for a task
         the last LIST did not show. None when nothing newer could be read."""
-        group = (key.name, tier)
+        never = float("-inf")
         with self._lock:
-            if self._monotonic() - self._listed_at.get(group, float("-inf")) >= self.list_interval:
-                self._listed_at[group] = self._monotonic()
-                ids = [i for i, g in self._following.items() if g == group][:LIST_MAX_IDS]
-                listed = self._list(ids, key, tier)
+            now = self._monotonic()
+            if now - self._listed_at.get(key.name, never) >= self.list_interval:
+                self._listed_at[key.name] = now
+                groups = {g for g in self._following.values() if g[0] == key.name} or {(key.name, tier)}
+                group = min(groups, key=lambda g: (self._group_listed_at.get(g, never), g != (key.name, tier)))
+                self._group_listed_at[group] = now
+                ids = sorted((i for i, g in self._following.items() if g == group),
+                             key=lambda i: self._id_listed_at.get(i, never))[:LIST_MAX_IDS]
+                self._id_listed_at.update(dict.fromkeys(ids, now))
+                listed = self._list(ids, key, group[1])
                 if listed is not None:
                     self._latest.update(listed)
                     self._unseen.update(i for i in ids if i not in listed)

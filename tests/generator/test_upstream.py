@@ -460,3 +460,28 @@ def test_a_record_that_leaves_out_generate_audio_is_priced_as_asked(tmp_path, as
     assert result.generate_audio is expected
     assert render(generator(Reporting(usage={"completion_tokens": 1}, generate_audio=False)), job(tmp_path),
                   tmp_path).generate_audio is False  # the record's word, when it gives it, wins
+
+
+def test_one_key_lists_once_per_interval_whatever_the_tiers_and_every_followed_task_gets_its_turn():
+    """BytePlus allows one LIST a second per account: a key following default and flex tasks (and more
+    than one LIST holds) lists once a second, the tier and the ids listed longest ago first."""
+    lists: list[tuple[float, str, list[str]]] = []
+    clock = FakeTime()
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        ids = request.url.params.get_list("filter.task_ids")
+        lists.append((clock.now, request.url.params["filter.service_tier"], ids))
+        return httpx.Response(200, json={"total": len(ids), "items": [{"id": i, "status": "running"} for i in ids]})
+
+    gen = UpstreamGenerator(BASE, list(MAIN), transport=httpx.MockTransport(upstream), monotonic=clock.monotonic)
+    key = gen.keys[0]
+    followed = {f"up-{n}": (key.name, "default") for n in range(150)} | {"up-flex": (key.name, "flex")}
+    gen._following.update(followed)
+    for _ in range(4):  # four rounds of polls, each within one instant
+        for upstream_id, (_, tier) in followed.items():
+            gen._look(upstream_id, key, tier)
+        clock.sleep(1.0)
+    assert [at for at, _, _ in lists] == [1000.0, 1001.0, 1002.0, 1003.0]  # one LIST a second
+    assert {tier for _, tier, _ in lists} == {"default", "flex"}
+    listed_default = [i for _, tier, ids in lists if tier == "default" for i in ids]
+    assert set(listed_default) == {i for i, (_, tier) in followed.items() if tier == "default"}

@@ -206,7 +206,8 @@ class Endpoints:
         return RequestSpec("DELETE", self._task_url(task_id), self._headers(), json={})
 
     def callbacks(self, task_id: str) -> RequestSpec:
-        return RequestSpec("GET", self._task_url(task_id) + "/callbacks", self._headers())
+        self._task_url(task_id)  # the same check of the id
+        return RequestSpec("GET", self._own(f"tasks/{quote(task_id, safe='')}/callbacks"), self._headers())
 
     def _own(self, path: str) -> str:
         """A URL of a Dailies service's own API (`/dailies/v1/...`), beside the `/api/v3` base."""

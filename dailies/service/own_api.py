@@ -5,6 +5,7 @@ stays exactly the contract real clients expect). Same authentication and error s
 - `GET /dailies/v1/service`: local preview or gateway; a gateway's upstream, region and key health.
 - `GET /dailies/v1/spend?since=YYYY-MM-DD`: the project's spend per day, member, model and state,
   and its budgets with what is left (budgets.py).
+- `GET /dailies/v1/tasks/{task_id}/callbacks`: the delivery log of a task's callbacks (callbacks.py).
 - `GET /dailies/v1/tasks/{task_id}/request`: a task's stored request, its prompt and inputs (inline
   images as thumbnails, never the data; stored_requests.py), and the member who created it. A task of
   another project answers 404 exactly as an unknown one, as `GET /api/v3/.../tasks/{id}` does.
@@ -43,15 +44,18 @@ async def service(request: Request, caller: CallerOf) -> dict:
     return services(request).info()
 
 
-@router.get("/spend", summary="The project's spend and budgets")
-async def spend(request: Request, caller: CallerOf, since: Annotated[str | None, Query()] = None) -> dict:
+@router.get("/spend", summary="The project's spend and budgets", response_model=None)
+async def spend(request: Request, caller: CallerOf, since: Annotated[str | None, Query()] = None) -> JSONResponse:
+    """Counted as a read against the key's per-minute limit (two aggregates over the ledger)."""
     try:
         since_day = date.fromisoformat(since) if since else None
     except ValueError:
         raise ApiError(400, "InvalidParameter", "since must be a date, YYYY-MM-DD.", "since") from None
+    headers = await admitted(request, caller, "read")
     svc = services(request)
-    return await call_service(request, _spend, svc.engine, caller.project, since_day, svc.settings.clock(),
+    body = await call_service(request, _spend, svc.engine, caller.project, since_day, svc.settings.clock(),
                               reads_only=True)
+    return JSONResponse(body, headers=headers)
 
 
 def _spend(engine, project: str, since: date | None, now: float) -> dict:
@@ -83,6 +87,21 @@ async def task_request(request: Request, task_id: str, caller: CallerOf) -> JSON
     # Decoding megabytes of images takes tens of milliseconds: never on the event loop.
     body = shown() if len(row.request) <= QUICK_REQUEST_MAX_CHARS else await run_in_threadpool(shown)
     return JSONResponse(body, headers=headers)
+
+
+@router.get("/tasks/{task_id}/callbacks", response_model=None,
+            summary="A task's callback deliveries: each attempt, its answer and when")
+async def callback_log(request: Request, task_id: str, caller: CallerOf) -> JSONResponse:
+    """Counted as a read against the key's per-minute limit, as a get is."""
+    headers = await admitted(request, caller, "read")
+    svc = services(request)
+    items = await call_service(request, _callback_log, svc, caller.project, task_id, reads_only=True)
+    return JSONResponse({"items": items}, headers=headers)
+
+
+def _callback_log(svc, project: str, task_id: str) -> list[dict]:
+    svc.tasks.get(project, task_id)  # 404 for another project's task, as for an unknown one
+    return svc.callbacks.log_for(task_id)
 
 
 def _task_and_creator(svc, project: str, task_id: str):

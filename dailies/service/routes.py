@@ -222,14 +222,6 @@ async def delete_task(request: Request, task_id: str, caller: CallerOf) -> JSONR
     return JSONResponse({}, headers=headers)
 
 
-@router.get(TASKS + "/{task_id}/callbacks", tags=["tasks"],
-            summary="Callback delivery log of one task (beyond the specification)")
-def callback_log(request: Request, task_id: str, project: Project):
-    svc = services(request)
-    svc.tasks.get(project, task_id)
-    return {"items": svc.callbacks.log_for(task_id)}
-
-
 @router.get("/files/{task_id}/{name}", tags=["files"], summary="A result file, by signed URL")
 def result_file(request: Request, task_id: str, name: str, expires: int = 0, signature: str = ""):
     svc = services(request)

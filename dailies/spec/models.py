@@ -222,7 +222,7 @@ class ListTasksQuery(_Closed):
 
 
 class CallbackAttempt(_Open):
-    """One delivery of a task's callback (`GET .../tasks/{id}/callbacks`, local service only): an
+    """One delivery of a task's callback (`GET /dailies/v1/tasks/{id}/callbacks`, Dailies only): an
     attempt made, or, with `pending`, the next one due at `at`."""
 
     webhook_id: str | None = None

@@ -22,7 +22,7 @@ from dailies.service.app import create_app
 from dailies.service.db import callback_events
 from dailies.service.settings import Settings
 
-from ..service.conftest import KEY_A, KEY_B, TASKS, FakeGenerator, text_body
+from ..service.conftest import KEY_A, KEY_B, OWN_TASKS, TASKS, FakeGenerator, text_body
 from .receiver import Receiver
 
 PUBLIC_URL = "http://testserver"  # the same base as the test client's, so callback bodies equal GET bodies
@@ -71,7 +71,7 @@ class CallbackEnv:
         return await self.client.get(f"{TASKS}/{task_id}", headers={"Authorization": f"Bearer {key}"})
 
     async def callback_log(self, task_id: str, key: str = KEY_A) -> httpx.Response:
-        return await self.client.get(f"{TASKS}/{task_id}/callbacks", headers={"Authorization": f"Bearer {key}"})
+        return await self.client.get(f"{OWN_TASKS}/{task_id}/callbacks", headers={"Authorization": f"Bearer {key}"})
 
     def claim(self, worker_id: str = "w1"):
         """queued -> running, as a render slot's claim."""

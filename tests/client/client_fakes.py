@@ -12,6 +12,7 @@ import httpx
 
 BASE_URL = "http://127.0.0.1:8000/api/v3"
 TASKS_URL = BASE_URL + "/contents/generations/tasks"
+OWN_TASKS_URL = "http://127.0.0.1:8000/dailies/v1/tasks"
 API_KEY = "sk-test-key"
 
 

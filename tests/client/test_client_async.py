@@ -22,7 +22,7 @@ from dailies.client import (
 )
 from dailies.spec.models import CallbackLog, ListTasksResponse, TaskRecord
 
-from .client_fakes import API_KEY, BASE_URL, TASKS_URL, ScriptedServer, error_body, record, reply
+from .client_fakes import API_KEY, BASE_URL, OWN_TASKS_URL, TASKS_URL, ScriptedServer, error_body, record, reply
 
 pytestmark = pytest.mark.anyio
 
@@ -55,7 +55,7 @@ async def test_callbacks_returns_the_typed_delivery_log(make_async_client):
     async with make_async_client(server) as client:
         found = await client.tasks.callbacks(TASK_ID)
     assert isinstance(found, CallbackLog) and [a.status_code for a in found.items] == [204]
-    assert (server.requests[0].method, str(server.requests[0].url)) == ("GET", f"{TASKS_URL}/{TASK_ID}/callbacks")
+    assert (server.requests[0].method, str(server.requests[0].url)) == ("GET", f"{OWN_TASKS_URL}/{TASK_ID}/callbacks")
 
 
 async def test_create_get_list_delete(make_async_client):

@@ -29,6 +29,7 @@ from dailies.spec.models import CallbackLog, CreateTaskRequest, CreateTaskRespon
 from .client_fakes import (
     API_KEY,
     BASE_URL,
+    OWN_TASKS_URL,
     TASKS_URL,
     ScriptedServer,
     error_body,
@@ -281,7 +282,7 @@ def test_callbacks_returns_the_typed_delivery_log(make_client):
     assert (first.attempt, first.status_code, first.latency_ms, first.pending) == (1, 500, 12.5, False)
     assert (due.attempt, due.status_code, due.pending) == (2, None, True)
     request = server.requests[0]
-    assert (request.method, str(request.url)) == ("GET", f"{TASKS_URL}/{TASK_ID}/callbacks")
+    assert (request.method, str(request.url)) == ("GET", f"{OWN_TASKS_URL}/{TASK_ID}/callbacks")
     assert request.headers["Authorization"] == f"Bearer {API_KEY}"
 
 
@@ -296,7 +297,7 @@ def test_callbacks_of_a_service_without_the_log_is_not_found_and_not_retried(mak
 def test_callbacks_task_id_cannot_escape_its_path(make_client):
     server = ScriptedServer(reply(200, {"items": []}))
     assert make_client(server).tasks.callbacks("../x").items == []
-    assert server.requests[0].url.raw_path == b"/api/v3/contents/generations/tasks/..%2Fx/callbacks"
+    assert server.requests[0].url.raw_path == b"/dailies/v1/tasks/..%2Fx/callbacks"
 
 
 def test_a_success_with_a_body_of_the_wrong_shape(make_client):

@@ -24,6 +24,8 @@ from dailies.spec.pixels import DRAFT_RESOLUTION, dimensions, estimate_tokens, f
 from ..conftest import Backend
 
 TASKS = "/api/v3/contents/generations/tasks"
+# Beyond the specification, under the service's own prefix: a task's callback deliveries.
+OWN_TASKS = "/dailies/v1/tasks"
 MODEL_2_0 = "doubao-seedance-2-0-260128"
 MODEL_1_5 = "doubao-seedance-1-5-pro-251215"
 MODEL_1_0 = "doubao-seedance-1-0-pro-250528"

@@ -11,7 +11,7 @@ import pytest
 
 from dailies.spec import limits as L
 
-from .conftest import KEY_A, TASKS, text_body
+from .conftest import KEY_A, OWN_TASKS, TASKS, text_body
 from .hostile import (  # noqa: F401 - fixtures
     ACCEPTED,
     assert_refused,
@@ -162,7 +162,8 @@ TASK_IDS = [
 @pytest.mark.parametrize(("task_id", "param"), TASK_IDS, ids=lambda t: repr(t[:30]))
 @pytest.mark.parametrize("operation", ["get", "delete", "callbacks"])
 async def test_hostile_task_ids_are_not_found(hostile, task_id, param, operation):
-    path = f"{TASKS}/{quote(task_id, safe='')}" + ("/callbacks" if operation == "callbacks" else "")
+    path = (f"{OWN_TASKS}/{quote(task_id, safe='')}/callbacks" if operation == "callbacks"
+            else f"{TASKS}/{quote(task_id, safe='')}")
     headers = {"Authorization": f"Bearer {KEY_A}"}
     if operation == "delete":
         response = await hostile.client.delete("http://testserver" + path, headers=headers)

@@ -21,7 +21,7 @@ from dailies.service.app import create_app
 from dailies.service.settings import Settings, parse_api_keys
 from dailies.spec import limits as L
 
-from .conftest import MODEL_1_5, TASKS, Env, FakeClock, FakeGenerator, text_body
+from .conftest import MODEL_1_5, OWN_TASKS, TASKS, Env, FakeClock, FakeGenerator, text_body
 from .test_api_basics import assert_error
 
 pytestmark = pytest.mark.anyio
@@ -109,10 +109,10 @@ async def test_another_projects_finished_task_cannot_be_deleted_nor_its_files_re
 async def test_another_projects_callback_log_is_not_found(tenants):
     env = tenants.env
     task_id = await _create(env, tenants.mine, callback_url="http://127.0.0.1:9/hook")
-    response = await env.client.get(f"{TASKS}/{task_id}/callbacks",
+    response = await env.client.get(f"{OWN_TASKS}/{task_id}/callbacks",
                                     headers={"Authorization": f"Bearer {tenants.theirs}"})
     assert_error(response, 404, "NotFound.Task", "id")
-    own = await env.client.get(f"{TASKS}/{task_id}/callbacks", headers={"Authorization": f"Bearer {tenants.mine}"})
+    own = await env.client.get(f"{OWN_TASKS}/{task_id}/callbacks", headers={"Authorization": f"Bearer {tenants.mine}"})
     assert own.status_code == 200
 
 

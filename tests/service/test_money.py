@@ -25,7 +25,7 @@ from dailies.service.settings import Settings
 from dailies.spec.models import CreateTaskRequest
 from dailies.spec.prices import cost
 
-from .conftest import KEY_A, KEY_B, Env, FakeClock, FakeGenerator, text_body
+from .conftest import KEY_A, KEY_B, OWN_TASKS, Env, FakeClock, FakeGenerator, text_body
 
 pytestmark = pytest.mark.anyio
 
@@ -284,6 +284,25 @@ async def test_deletes_count_against_the_keys_reads(tmp_path, backend):
         assert (await env.get(ids[0])).status_code == 429  # the same minute's reads
         clock.advance(60)
         assert (await env.get(ids[0])).json()["status"] == "cancelled"
+
+
+async def test_spend_and_the_callback_log_count_against_the_keys_reads(tmp_path, backend):
+    """Each is a read of the project's records (spend: two aggregates over the ledger): a key's reads
+    limit them as they limit a get (they were not counted: 50 spends in a minute at read_rpm 2)."""
+    clock = FakeClock(float(int(time.time()) // 60 * 60 + 5))
+    async with node(tmp_path, backend, clock, key_options={KEY_A: KeyOptions(name="alice", read_rpm=2)}) as env:
+        task_id = (await env.create(BODY)).json()["id"]
+        headers = {"Authorization": f"Bearer {KEY_A}"}
+        spend = await env.client.get("/dailies/v1/spend", headers=headers)
+        assert spend.status_code == 200 and spend.headers["x-ratelimit-remaining"] == "1"
+        log = await env.client.get(f"{OWN_TASKS}/{task_id}/callbacks", headers=headers)
+        assert log.status_code == 200 and log.json() == {"items": []}
+        for refused in (await env.client.get("/dailies/v1/spend", headers=headers),
+                        await env.client.get(f"{OWN_TASKS}/{task_id}/callbacks", headers=headers)):
+            assert refused.status_code == 429
+            assert refused.json()["error"]["code"] == "RateLimitExceeded.APIKeyReadRPMExceeded"
+        clock.advance(60)
+        assert (await env.client.get("/dailies/v1/spend", headers=headers)).status_code == 200
 
 
 async def test_a_task_with_an_input_video_reserves_for_the_longest_input_videos_allowed(tmp_path, backend):

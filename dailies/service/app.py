@@ -53,6 +53,9 @@ def create_app(settings: Settings, generator: Generator | None = None, start_bac
         description="Asynchronous video generation tasks (Ark-compatible `/api/v3`). Results are "
                     "rendered by the Dailies preview renderer, not by a real model.",
         lifespan=lifespan,
+        # `/tasks/` is not `/tasks`: a 404 in the spec's error shape, not an empty 307 (a redirected
+        # DELETE met a 405, and a redirect drops the body of a POST in some clients).
+        redirect_slashes=False,
     )
     app.state.services = services
     app.include_router(router)

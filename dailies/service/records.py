@@ -5,8 +5,11 @@ before that."""
 from __future__ import annotations
 
 import functools
+import json
+import logging
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import Row
 
 from ..generator.protocol import RenderedOutput
@@ -18,6 +21,8 @@ from ..spec.pixels import DRAFT_RESOLUTION, RATIO_DEFAULT, RESOLUTION_DEFAULT
 from ..spec.statuses import TaskStatus
 from .storage import LAST_FRAME_NAME, VIDEO_NAME, ResultStorage
 
+log = logging.getLogger("dailies.records")
+
 
 def result_expires_at(row: Row) -> int:
     return result_url_expires_at(row.finished_at or row.updated_at)
@@ -26,8 +31,18 @@ def result_expires_at(row: Row) -> int:
 @functools.lru_cache(maxsize=4096)
 def _stored_request(text: str) -> CreateTaskRequest:
     """A stored request, parsed once: a task's request never changes, and lists and polls read the
-    same tasks again and again (parsing was a fifth of building a record). Read only, never changed."""
-    return CreateTaskRequest.model_validate_json(text)
+    same tasks again and again (parsing was a fifth of building a record). Read only, never changed.
+
+    A request stored by an older version that this one's rules refuse (a text command's seed out of
+    range) is read without the fields it names, so one such record cannot turn a project's every
+    list into a 500."""
+    try:
+        return CreateTaskRequest.model_validate_json(text)
+    except ValidationError as exc:
+        stored = json.loads(text)
+        refused = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+        log.warning("a stored request does not validate (%s): read without them", ", ".join(sorted(refused)))
+        return CreateTaskRequest.model_validate({k: v for k, v in stored.items() if k not in refused})
 
 
 def build_record(row: Row, storage: ResultStorage, base_url: str) -> dict[str, Any]:

@@ -170,6 +170,8 @@ def _list_query(request: Request) -> ListTasksQuery:
     params = request.query_params
     raw: dict[str, object] = {}
     for name in ("page_num", "page_size", "filter.status", "filter.model", "filter.service_tier"):
+        if len(params.getlist(name)) > 1:  # only filter.task_ids repeats (spec 4.2): never a silent pick
+            raise ApiError(400, "InvalidParameter", f"{name} was given more than once; give it once.", name)
         if name in params:
             raw[name] = params[name]
     if "filter.task_ids" in params:

@@ -23,7 +23,7 @@ from ..spec.prices import PRICES, Price, cost
 from ..spec.problems import Problem
 from ..spec.statuses import DELETABLE, TaskStatus
 from ..spec.urls import check_media_hosts
-from ..spec.validation import check_create_body
+from ..spec.validation import check_create_body, drop_nulls
 from . import budgets, file_deletions, rate_limits
 from .api_errors import ApiError, from_problems, shown, task_not_found
 from .db import TIER_RANK
@@ -326,4 +326,9 @@ def handed_upstream(row: Row) -> bool:
 
 
 def _body_hash(body: object) -> str:
+    """What an Idempotency-Key's replay is compared by: the body without its nulls (null means "not
+    given", so a retry through a client that sends every optional field as null is the same body).
+    A body without nulls hashes as it always did."""
+    if isinstance(body, dict):
+        body = drop_nulls(body)
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

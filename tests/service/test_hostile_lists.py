@@ -51,6 +51,21 @@ async def test_out_of_range_and_malformed_pages(hostile, name, value):
     assert_refused(await hostile.list([(name, value)]), name, code="InvalidParameter")
 
 
+@pytest.mark.parametrize(("name", "values"), [
+    ("filter.status", ["bogus", "queued"]), ("filter.status", ["queued", "queued"]), ("page_size", ["0", "5"]),
+    ("page_num", ["1", "2"]), ("filter.model", ["a", "b"]), ("filter.service_tier", ["flex", "default"])])
+async def test_a_parameter_given_twice_is_refused_naming_it(hostile, name, values):
+    """Only filter.task_ids repeats (spec 4.2); the last value was taken and a bad first one ignored."""
+    assert_refused(await hostile.list([(name, v) for v in values]), name, code="InvalidParameter")
+
+
+async def test_the_collection_with_a_trailing_slash_is_not_found_in_the_error_shape(hostile):
+    """It was an empty 307 to the collection (a DELETE redirected there met a 405)."""
+    for method in ("GET", "DELETE", "POST"):
+        response = await hostile.client.request(method, TASKS + "/", headers=AUTH)
+        assert_refused(response, "", status=404, code="NotFound")
+
+
 async def test_pages_at_their_limits_are_answered(hostile):
     for params in ([("page_num", "500"), ("page_size", "500")], [("page_num", "1"), ("page_size", "1")]):
         assert (await hostile.list(params)).status_code == 200

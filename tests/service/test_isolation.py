@@ -116,6 +116,20 @@ async def test_another_projects_callback_log_is_not_found(tenants):
     assert own.status_code == 200
 
 
+async def test_an_idempotency_replay_with_the_same_request_as_nulls_is_the_same_task(tenants):
+    """Null means "not given": a retry through a client that sends every optional field as null (the
+    official SDK) is the same request, not a 409."""
+    env = tenants.env
+    body = text_body("a retried shot")
+    first = await env.create(body, key=tenants.mine, **{"Idempotency-Key": "retry-1"})
+    nulls = {**body, "seed": None, "tools": None,
+             "content": [{**body["content"][0], "role": None}]}
+    again = await env.create(nulls, key=tenants.mine, **{"Idempotency-Key": "retry-1"})
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+    other = await env.create({**body, "resolution": "480p"}, key=tenants.mine, **{"Idempotency-Key": "retry-1"})
+    assert other.status_code == 409
+
+
 async def test_an_idempotency_key_belongs_to_its_project(tenants):
     env = tenants.env
     body = text_body("the same shot")

@@ -18,7 +18,7 @@ from dailies.generator import PreviewGenerator, RenderJob
 from dailies.generator.plan import output_spec, plan_content
 
 from ..generator.media_fixtures import decode, gradient_image, image_url, lower_right, mean_difference, upper_left
-from .conftest import MODEL_1_0, MODEL_1_5, MODEL_2_0, Env, service_env, text_body
+from .conftest import KEY_A, MODEL_1_0, MODEL_1_5, MODEL_2_0, TASKS, Env, service_env, text_body
 
 pytestmark = pytest.mark.anyio
 
@@ -155,3 +155,39 @@ async def test_the_rendered_video_keeps_the_camera_still_only_for_cf_true(render
     assert (still.width, still.height) == (moving.width, moving.height) == (752, 560)
     assert mean_difference(still.first, still.last) < 1.5, "the camera stayed still"
     assert mean_difference(moving.first, moving.last) > 3, "the camera moved"
+
+
+# ---------- out of range ----------
+
+
+async def test_a_seed_command_out_of_range_is_refused_naming_the_text_and_every_read_goes_on(env: Env):
+    """`--seed -5` was taken (the same as a body field is refused), stored, and from then on the task's
+    get, every list page that held it and a create with a callback answered 500."""
+    healthy = await env.create(text_body(model=MODEL_1_5))
+    for seed in ("-5", "99999999999"):
+        refused = await env.create(text_body(f"a fox --seed {seed}", model=MODEL_1_5,
+                                             callback_url="http://127.0.0.1:9/hook"))
+        assert refused.status_code == 400
+        error = refused.json()["error"]
+        assert error["param"] == "content[0].text" and f"--seed {seed}" in error["message"]
+    env.clock.advance(1)  # the list holds what was made before the current second
+    listed = await env.client.get(TASKS, headers={"Authorization": f"Bearer {KEY_A}"})
+    assert listed.status_code == 200 and [t["id"] for t in listed.json()["items"]] == [healthy.json()["id"]]
+
+
+async def test_a_stored_request_this_version_refuses_is_read_without_the_fields_it_names(env: Env):
+    """A record an older version stored with a seed out of range: its get and the project's list answer."""
+    from sqlalchemy import update
+
+    from dailies.service.db import tasks
+
+    task_id = (await env.create(text_body("a fox", model=MODEL_1_5))).json()["id"]
+    with env.services.engine.begin() as conn:
+        stored = conn.execute(tasks.select().where(tasks.c.id == task_id)).one().request
+        conn.execute(update(tasks).where(tasks.c.id == task_id).values(request=stored.replace(
+            '"model"', '"seed":-5,"model"', 1)))
+    got = await env.get(task_id)
+    assert got.status_code == 200 and got.json()["status"] == "queued"
+    env.clock.advance(1)
+    listed = await env.client.get(TASKS, headers={"Authorization": f"Bearer {KEY_A}"})
+    assert listed.status_code == 200 and listed.json()["total"] == 1

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dailies.spec.models import CreateTaskRequest
 from dailies.spec.text_commands import COMMAND_NAMES, apply_text_commands, parse_text, prompt_of
@@ -143,3 +145,46 @@ def test_a_body_field_out_of_range_is_still_named_by_its_field():
 def test_byteplus_ids_take_text_commands_too():
     assert check("x --rs 720p --dur 5", model="seedance-1-0-pro-fast-251015").ok
     assert check("x --rs 720p", model="dreamina-seedance-2-0-260128").ok
+
+
+@pytest.mark.parametrize("seed", ["-5", "4294967296", "99999999999"])
+def test_a_seed_command_is_held_to_the_seed_fields_range(seed):
+    """The body's seed is -1..4294967295; the same in the text was taken as it came, stored, and every
+    read of the project's tasks then answered 500."""
+    applied = apply_text_commands(request(f"a fox --seed {seed}"))
+    assert [(p.path, p.message.split(":")[0]) for p in applied.problems] == [("content[0].text", f"--seed {seed}")]
+    assert "greater than or equal to -1" in applied.problems[0].message or "less than or equal to" in \
+        applied.problems[0].message
+    assert applied.request.seed is None
+    assert apply_text_commands(request("a fox --seed 4294967295")).request.seed == 4294967295
+
+
+def _parse_as_before(text: str):
+    """The first parser, a search from the end per command (quadratic on long tails): the oracle."""
+    import re
+
+    last = re.compile(r"(?:^|\s)--([A-Za-z_]+)\s+(\S+)\s*$")
+    commands, rest = [], text
+    while (match := last.search(rest)) is not None:
+        if COMMAND_NAMES.get(match.group(1).lower()) is None:
+            break
+        commands.append((match.group(1), match.group(2)))
+        rest = rest[:match.start()]
+    return rest.rstrip(), list(reversed(commands))
+
+
+WORDS = ["a", "fox", "--rs", "480p", "--seed", "7", "--zoom", "2", "--", "-x", "--ratio", "16:9", "\u3000",
+         "--DUR", "5", "--fps", "24", "\u72d0\u72f8"]
+
+
+@given(st.lists(st.sampled_from(WORDS), max_size=14), st.lists(st.sampled_from([" ", "  ", "\n", "\t"]),
+                                                                min_size=14, max_size=14))
+def test_the_linear_parser_reads_every_text_as_the_first_did(words, gaps):
+    text = "".join(w + g for w, g in zip(words, gaps, strict=False)).rstrip(" ") if words else ""
+    parsed = parse_text(text)
+    assert (parsed.prompt, [(c.name, c.raw) for c in parsed.commands]) == _parse_as_before(text)
+
+
+def test_a_long_tail_of_commands_is_read_whole():
+    parsed = parse_text("a fox" + " --rs 480p" * 20_000)
+    assert parsed.prompt == "a fox" and len(parsed.commands) == 20_000

@@ -46,9 +46,9 @@ def fresh_tab(browser):
 
 def sign_in(tab, product, provider, who: str) -> None:
     """From a page that asks for sign-in: the button, the provider's round trip, back signed in."""
+    provider.signing_in_as = who  # before the click: the provider may answer before the next line
     tab.goto(product.ui_url + "/")
     tab.get_by_role("button", name="Sign in").click()
-    provider.signing_in_as = who
     tab.get_by_text(f"Signed in as {USERS[who]['name']}", exact=False).wait_for()
     settle(tab)
 
@@ -72,7 +72,6 @@ def test_a_signed_in_users_key_follows_them_and_nobody_else(browser, signed):
         screenshot(tab, "signin-01-asks-to-sign-in")
 
         # Alice signs in and saves her key in Settings.
-        provider.signing_in_as = "alice"
         sign_in(tab, product, provider, "alice")
         open_page(tab, product, "/settings")
         tab.get_by_text("You are signed in as Alice Archer", exact=False).wait_for()

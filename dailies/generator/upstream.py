@@ -75,6 +75,11 @@ class UpstreamFailed(InputError):
         super().__init__(message, code)
 
 
+class UpstreamEnded(UpstreamFailed):
+    """The upstream itself ended the task without a result (failed, expired, cancelled there): it bills
+    nothing for it."""
+
+
 def parse_upstream_keys(text: str) -> list[UpstreamKey]:
     """`DAILIES_UPSTREAM_KEYS`: `name:key,name:key`, in order of priority."""
     keys = []
@@ -128,6 +133,9 @@ class UpstreamGenerator:
         # Told when the upstream answered an admitted create (any answer: it arrived): the service
         # counts it from then.
         self.answered: Callable[[str, str], None] = lambda key_name, model: None
+        # Told of an upstream task created for a task that had ended here meanwhile (our task id, the
+        # state naming the upstream task): the service keeps it, to cancel it or count what it costs.
+        self.orphaned: Callable[[str, dict[str, Any]], None] = lambda task_id, state: None
         # Told of every upstream call: (call, outcome, seconds); the service's metrics listen here.
         self.observe: Callable[[str, str, float], None] = lambda call, outcome, seconds: None
         # The URL the upstream calls back when a task changes (a signal that cuts the poll short; the
@@ -168,7 +176,12 @@ class UpstreamGenerator:
         else:
             state, key = self._create(job, inputs, is_cancelled)
         tier = job.request.service_tier or "default"
-        record = self._follow(state["upstream_id"], key, tier, is_cancelled, progress)
+        try:
+            record = self._follow(state["upstream_id"], key, tier, is_cancelled, progress)
+        except UpstreamEnded:
+            # Said with the task, so its reservation is released: the upstream bills nothing for it.
+            job.checkpoint({**state, "upstream_ended": True})
+            raise
         # From here the upstream has billed the task: if it fails here (its results cannot be
         # downloaded, say), the service settles its cost instead of releasing it.
         job.checkpoint({**state, "upstream_succeeded": True})
@@ -268,7 +281,14 @@ class UpstreamGenerator:
                 if response.status_code == 200:
                     upstream_id = response.json()["id"]
                     state = {**kept, "phase": "running", "key": key.name, "upstream_id": upstream_id}
-                    job.checkpoint(state)
+                    try:
+                        job.checkpoint(state)
+                    except RenderCancelled:
+                        # The task ended here while the create was on its way (it expired): the
+                        # upstream has it now. Its id must not be lost with this render, or it would
+                        # run and be billed with nobody to cancel or count it.
+                        self.orphaned(job.task_id, state)
+                        raise
                     log.info("task %s created upstream as %s (key %s)", job.task_id, upstream_id, key.name)
                     return state, key
                 job.checkpoint(kept)  # answered: nothing was created
@@ -338,6 +358,33 @@ class UpstreamGenerator:
             log.error("upstream task %s answered DELETE but reads %s, not cancelled", upstream_id, status)
         return status == TaskStatus.CANCELLED
 
+    def bills(self, state: dict[str, Any]) -> bool | None:
+        """Whether the upstream bills the task of a checkpointed state that ended here without its
+        result: False when the upstream ended it unbilled (failed, expired, cancelled there) or it is
+        cancelled now while it still waits there; True when it ran or runs there (a run is billed
+        once it succeeds: its estimate is counted), or when nothing can be asked any more (its key
+        removed, its record gone); None while the upstream does not answer (ask again later)."""
+        if state.get("upstream_succeeded"):
+            return True
+        if state.get("upstream_ended"):
+            return False
+        upstream_id = state.get("upstream_id")
+        if not upstream_id:
+            return None
+        try:
+            record = self._get(upstream_id, self._key(state.get("key")))
+        except UpstreamFailed as exc:
+            log.warning("upstream task %s cannot be read (%s): counted as billed", upstream_id, exc)
+            return True
+        if record is None:
+            return None
+        status = record.get("status")
+        if status in (TaskStatus.FAILED, TaskStatus.EXPIRED, TaskStatus.CANCELLED):
+            return False
+        if status == TaskStatus.QUEUED:
+            return not self.cancel_queued(state)
+        return True
+
     # ---------- follow ----------
 
     def _follow(self, upstream_id: str, key: UpstreamKey, tier: str, is_cancelled: CancelCheck,
@@ -364,8 +411,8 @@ class UpstreamGenerator:
                     return record
                 if status in (TaskStatus.FAILED, TaskStatus.EXPIRED, TaskStatus.CANCELLED):
                     error = record.get("error") or {}
-                    raise UpstreamFailed(error.get("code") or f"Upstream{str(status).title()}",
-                                         error.get("message") or f"The upstream task {status}.")
+                    raise UpstreamEnded(error.get("code") or f"Upstream{str(status).title()}",
+                                        error.get("message") or f"The upstream task {status}.")
                 self._wait(interval, is_cancelled, woken)
                 interval = min(interval * 1.5, self.poll_max)
         finally:

@@ -34,7 +34,7 @@ from .settings import Settings, key_options_from_environment, keys_from_environm
 from .signing import UrlSigner, load_or_create_secret
 from .storage import open_storage
 from .store import TaskStore
-from .tasks import TaskService, handed_upstream
+from .tasks import TaskService, upstream_may_bill
 from .wakeups import TASKS_CHANNEL, Wakeups
 from .workers import WorkerPool
 
@@ -85,6 +85,7 @@ class Services:
             self.generator.observe = self.metrics.upstream_call
             self.generator.admit = self._admit_upstream_create
             self.generator.answered = self._upstream_answered
+            self.generator.orphaned = self._keep_orphan
             self._admitted = threading.local()
             self.metrics.upstream_keys_set_aside.set_function(lambda: len(self.generator.set_aside))
             self.wakeups.on_upstream = self.generator.wake
@@ -111,10 +112,9 @@ class Services:
                 # The upstream made (and billed) it, then its results could not be taken here: its
                 # usage is not read again, so the estimate of what was asked is what it cost.
                 budgets.settle_at_estimate(conn, row.id, self.settings.clock(), state.get("key"))
-            elif not (row.status == TaskStatus.EXPIRED and handed_upstream(row)):
-                # An expired task the upstream has: settled or released once the upstream says whether
-                # it could still cancel it (WorkerPool._cancel_upstream), never counted for nothing.
+            elif row.status == TaskStatus.CANCELLED or not upstream_may_bill(state):
                 budgets.release(conn, row.id, self.settings.clock())
+            # Else the upstream may bill it: held until it says (WorkerPool._settle_upstream_holds).
 
     def _actual_cost(self, row: Row) -> Cost | NoPrice:
         """What a succeeded task cost: its record's usage at the model's price (with or without a
@@ -151,6 +151,16 @@ class Services:
                 upstream_pacing.answered(conn, key_name, model, admitted_at, self.settings.clock())
         except Exception as exc:  # the create went; its row keeps the earlier time
             log.warning("recording when the upstream answered a create failed: %s", exc)
+
+    def _keep_orphan(self, task_id: str, state: dict) -> None:
+        """An upstream task created for a task that ended here meanwhile: its id is kept with the
+        task, so the sweep cancels it there or counts what it costs (it would run unowned)."""
+        log.warning("task %s ended here while its upstream create was answered (%s): kept to cancel or count",
+                    task_id, state.get("upstream_id"))
+        try:
+            self.store.keep_ended_upstream_state(task_id, json.dumps(state))
+        except Exception:  # the reservation stays held; the sweep counts it at its estimate
+            log.exception("keeping the upstream task of %s failed", task_id)
 
     def _probe_database(self) -> None:
         with self.engine.connect() as conn:

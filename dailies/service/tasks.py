@@ -325,6 +325,16 @@ def handed_upstream(row: Row) -> bool:
     return bool(row.generator_state) and bool(json.loads(row.generator_state).get("upstream_id"))
 
 
+def upstream_may_bill(state: dict) -> bool:
+    """Whether the upstream may bill a gateway's task that failed or expired here, by its checkpoint:
+    it was created there and did not end there (a worker lost it three times, it expired here while
+    running there), or its create was sent and never answered. Such a task's reservation is held
+    until the upstream says (WorkerPool settles or releases it), never released for nothing."""
+    if state.get("upstream_ended"):
+        return False
+    return bool(state.get("upstream_id")) or state.get("phase") == "creating"
+
+
 def _body_hash(body: object) -> str:
     """What an Idempotency-Key's replay is compared by: the body without its nulls (null means "not
     given", so a retry through a client that sends every optional field as null is the same body).

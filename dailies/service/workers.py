@@ -57,7 +57,7 @@ from .own_results import ServiceInputResolver
 from .settings import Settings
 from .storage import LAST_FRAME_NAME, VIDEO_NAME, ResultStorage
 from .store import TaskStore
-from .tasks import delete_files
+from .tasks import delete_files, upstream_may_bill
 from .wakeups import Wakeups
 
 T = TypeVar("T")
@@ -65,6 +65,12 @@ T = TypeVar("T")
 # from the first to the last; a retry also starts at once when the health probe sees it back.
 RETRY_FIRST_DELAY = 0.5
 RETRY_MAX_DELAY = 5.0
+# A gateway's task that ended here with its create sent and never answered (nor its id learned since):
+# this long after its end the upstream most likely made it, and its estimate is counted (HTTP timeout: 30 s).
+UNANSWERED_CREATE_S = 300.0
+# An upstream that does not answer about a task that ended here is asked each sweep for this long;
+# then its estimate is counted rather than the task held for ever.
+UPSTREAM_SILENT_S = 6 * 3600.0
 
 log = logging.getLogger("dailies.workers")
 
@@ -421,7 +427,7 @@ class WorkerPool:
         """One pass of housekeeping; also callable directly (tests, startup)."""
         now = self.settings.clock()
         self.store.expire_overdue(now)
-        self._settle_expired_upstream()
+        self._settle_upstream_holds(now)
         # Right after the database came back, heartbeats that could not be written while it was
         # down look stale: give every worker `stale_after` to beat again before taking its tasks.
         if self.health[Dependency.DATABASE].up_for() >= self.settings.stale_after:
@@ -446,28 +452,39 @@ class WorkerPool:
             file_deletions.forget(conn, task_ids)
         log.info("files of %d deleted task(s) deleted", len(task_ids))
 
-    def _settle_expired_upstream(self) -> None:
-        """A gateway's task that expired here while handed over: cancelled upstream if it still waits
-        in the queue there (nothing is billed: released), else the upstream runs and bills it (its
-        estimate is spent). Each task on its own, so one that fails does not hold up the others."""
-        cancel = getattr(self.generator, "cancel_queued", None)
-        if cancel is None:
+    def _settle_upstream_holds(self, now: float) -> None:
+        """A gateway's task that failed or expired here while the upstream may bill it
+        (tasks.upstream_may_bill): released when the upstream ended it unbilled or it is cancelled
+        there now (still queued), its estimate spent when the upstream ran it. A create never
+        answered (nor its id learned since) counts as made `UNANSWERED_CREATE_S` after the end; an
+        upstream that does not answer is asked again each sweep, for `UPSTREAM_SILENT_S` at most.
+        Each task on its own, so one that fails does not hold up the others."""
+        bills = getattr(self.generator, "bills", None)
+        if bills is None:
             return
-        for row in self.store.expired_holding_reservations():
+        for row in self.store.ended_holding_reservations():
             state = json.loads(row.generator_state)
-            if not state.get("upstream_id"):
-                continue  # never created upstream: its reservation was released with the expiry
+            ended_for = now - (row.finished_at or row.updated_at)
             try:
-                cancelled = cancel(state)
+                if not upstream_may_bill(state) and not state.get("upstream_succeeded"):
+                    billed: bool | None = False
+                elif state.get("upstream_id") or state.get("upstream_succeeded"):
+                    billed = bills(state)
+                    if billed is None and ended_for >= UPSTREAM_SILENT_S:
+                        billed = True
+                else:  # sent and never answered: the upstream most likely made it
+                    billed = True if ended_for >= UNANSWERED_CREATE_S else None
+                if billed is None:
+                    continue
                 with self.store.write.begin() as conn:
-                    if cancelled:
-                        budgets.release(conn, row.id, self.settings.clock())
-                    else:
+                    if billed:
                         budgets.settle_at_estimate(conn, row.id, self.settings.clock(), state.get("key"))
+                    else:
+                        budgets.release(conn, row.id, self.settings.clock())
             except Exception as exc:
                 if database_unreachable(exc):
                     raise  # the housekeeper waits for the database; the next sweep takes it again
-                log.warning("the cost of expired %s was not settled (tried again next sweep): %s",
+                log.warning("the cost of ended %s was not settled (tried again next sweep): %s",
                             row.id, describe(exc))
 
     def _housekeeper(self) -> None:

@@ -136,7 +136,7 @@ class TaskService:
         video_in = any(item.type == "video_url" for item in to_render.content)
         reservation = budgets.Reservation.of(cost(
             to_render, prices=self.prices, model=resolved.model_id,
-            input_video_seconds=L.REFERENCE_VIDEOS_TOTAL_SECONDS_MAX if video_in else None))
+            input_video_seconds=L.REFERENCE_VIDEOS_LONGEST_S if video_in else None))
 
         def reserve(conn, row: Row):
             return budgets.reserve(conn, task_id=row.id, project=project, member=caller.member,

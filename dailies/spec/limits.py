@@ -56,6 +56,12 @@ AUDIO_DURATION_MIN = VIDEO_DURATION_MIN
 AUDIO_DURATION_MAX = VIDEO_DURATION_MAX
 REFERENCE_VIDEOS_MAX = 3
 REFERENCE_VIDEOS_TOTAL_SECONDS_MAX = 15.0
+# A video of d seconds, as the spec counts its frames (24 d + 1, the token formula's), lasts d + 1/24 s:
+# a length is held to a limit with that one frame to spare (each video's, in a total), so a 15 s result
+# of this service or the real one can be a 15 s reference.
+MEDIA_LENGTH_SPARE_S = 0.05
+# The most seconds of reference video a request can carry (each with its frame to spare).
+REFERENCE_VIDEOS_LONGEST_S = REFERENCE_VIDEOS_TOTAL_SECONDS_MAX + MEDIA_LENGTH_SPARE_S * REFERENCE_VIDEOS_MAX
 # Not in the spec: the real service's multimodal reference mode takes up to 9 images and 3 audio clips.
 REFERENCE_IMAGES_MAX = 9
 REFERENCE_AUDIOS_MAX = 3

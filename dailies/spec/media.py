@@ -201,8 +201,8 @@ def _check_media(source: Source, where: str, kind: str, max_bytes: int, dmin: fl
         problems.append(Problem(where, "the file has no video stream"))
     if kind == "audio" and not info.has_audio:
         problems.append(Problem(where, "the file has no audio stream"))
-    if not dmin <= info.duration <= dmax:
-        problems.append(Problem(where, f"{kind} lasts {info.duration:.1f} s; "
+    if not dmin <= info.duration <= dmax + L.MEDIA_LENGTH_SPARE_S:
+        problems.append(Problem(where, f"{kind} lasts {info.duration:.2f} s; "
                                        f"it must last {dmin:g} to {dmax:g} s"))
     return info, problems
 
@@ -223,8 +223,9 @@ def reference_videos_problems(durations: list[tuple[str, float]]) -> list[Proble
         problems.append(Problem(durations[L.REFERENCE_VIDEOS_MAX][0],
                                 f"at most {L.REFERENCE_VIDEOS_MAX} reference videos are allowed"))
     total = sum(d for _, d in durations)
-    if total > L.REFERENCE_VIDEOS_TOTAL_SECONDS_MAX:
-        problems.append(Problem(durations[-1][0], f"reference videos last {total:.1f} s together; "
+    if total > L.REFERENCE_VIDEOS_TOTAL_SECONDS_MAX + L.MEDIA_LENGTH_SPARE_S * min(len(durations),
+                                                                                  L.REFERENCE_VIDEOS_MAX):
+        problems.append(Problem(durations[-1][0], f"reference videos last {total:.2f} s together; "
                                                   f"at most {L.REFERENCE_VIDEOS_TOTAL_SECONDS_MAX:g} s"))
     return problems
 

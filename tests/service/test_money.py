@@ -319,6 +319,6 @@ async def test_a_task_with_an_input_video_reserves_for_the_longest_input_videos_
         answer = await env.create(body)
         assert answer.status_code == 200, answer.text
         request = CreateTaskRequest.model_validate(body)
-        longest = cost(request, input_video_seconds=limits.REFERENCE_VIDEOS_TOTAL_SECONDS_MAX)
+        longest = cost(request, input_video_seconds=limits.REFERENCE_VIDEOS_LONGEST_S)
         assert ledger_rows(env)[answer.json()["id"]] == ("reserved", budgets.to_micros(longest.amount))
         assert longest.amount > 3 * cost(request).amount

@@ -377,7 +377,7 @@ def test_inline_videos_within_limits() -> None:
 def test_inline_video_too_short() -> None:
     problems = check_inline_material(content_of(text(), video(url=_video_url(1))))
     assert [(p.path, p.message) for p in problems] == [
-        ("content[1].video_url", "video lasts 1.0 s; it must last 2 to 15 s")
+        ("content[1].video_url", "video lasts 1.00 s; it must last 2 to 15 s")
     ]
 
 
@@ -391,7 +391,7 @@ def test_inline_videos_together_too_long() -> None:
     content = content_of(text(), video(url=_video_url(6)), video(url=_video_url(5)), video(url=_video_url(5)))
     problems = check_inline_material(content)
     assert [p.path for p in problems] == ["content[3].video_url"]
-    assert "16.0 s together" in problems[0].message
+    assert "16.00 s together" in problems[0].message
 
 
 def test_inline_audio_too_short() -> None:
@@ -484,12 +484,29 @@ def test_video_from_a_path(tmp_path: Path) -> None:
         pytest.param([3.0, 3.0, 3.0, 3.0], ["content[4].video_url"], id="four-of-3s"),
         pytest.param([6.0, 5.0, 5.0], ["content[3].video_url"], id="16s-together"),
         pytest.param([15.0], [], id="one-of-15s"),
+        # Results of 24 d + 1 frames (d + 1/24 s): three "5 s" ones together, a "15 s" one.
+        pytest.param([5 + 1 / 24] * 3, [], id="three-5s-results"),
+        pytest.param([15 + 1 / 24], [], id="one-15s-result"),
+        pytest.param([5.1, 5.1, 5.1], ["content[3].video_url"], id="three-of-5.1s"),
         pytest.param([], [], id="none"),
     ],
 )
 def test_reference_videos(durations: list[float], expected: list[str]) -> None:
     pairs = [(f"content[{i + 1}].video_url", d) for i, d in enumerate(durations)]
     assert [p.path for p in reference_videos_problems(pairs)] == expected
+
+
+@pytest.mark.parametrize(("seconds", "refused"), [(15 + 1 / 24, False), (15.1, True), (2.0, False), (1.9, True)])
+def test_a_video_of_whole_seconds_as_the_spec_counts_frames_is_within_its_limits(tmp_path, seconds, refused):
+    """A "15 s" result of 24 x 15 + 1 frames lasts 15.04 s: refused as a reference, with the message
+    "lasts 15.0 s; it must last 2 to 15 s". One frame is spared; the message has two decimals."""
+    frames = round(seconds * 24)
+    path = tmp_path / "clip.mp4"
+    path.write_bytes(mp4_video(frames / 24, fps=24, size=16))
+    info, problems = check_video(path)
+    assert bool(problems) is refused, (info.duration, problems)
+    if refused:
+        assert f"lasts {info.duration:.2f} s" in problems[0].message
 
 
 def test_an_image_is_sized_upright_and_only_the_services_formats_are_read(no_decoding) -> None:

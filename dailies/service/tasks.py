@@ -12,13 +12,15 @@ from dataclasses import dataclass
 
 from sqlalchemy import Row
 
+from ..generator.plan import plan_content
 from ..generator.protocol import RenderedOutput
 from ..spec import limits as L
 from ..spec.catalog import Model, find_model
 from ..spec.drafts import FIELDS_A_FINAL_SETS
 from ..spec.lifetimes import execution_deadline, oldest_kept
-from ..spec.media import check_inline_material
+from ..spec.media import check_inline_material, decode_data_url, is_data_url, read_image_info
 from ..spec.models import CreateTaskRequest, ListTasksQuery, effective
+from ..spec.pixels import RATIO_DEFAULT
 from ..spec.prices import PRICES, Price, cost
 from ..spec.problems import Problem
 from ..spec.statuses import DELETABLE, TaskStatus
@@ -135,7 +137,7 @@ class TaskService:
         # settles at what it really cost.
         video_in = any(item.type == "video_url" for item in to_render.content)
         reservation = budgets.Reservation.of(cost(
-            to_render, prices=self.prices, model=resolved.model_id,
+            to_render, prices=self.prices, model=resolved.model_id, image_size=_adaptive_image_size(to_render),
             input_video_seconds=L.REFERENCE_VIDEOS_LONGEST_S if video_in else None))
 
         def reserve(conn, row: Row):
@@ -333,6 +335,22 @@ def upstream_may_bill(state: dict) -> bool:
     if state.get("upstream_ended"):
         return False
     return bool(state.get("upstream_id")) or state.get("phase") == "creating"
+
+
+def _adaptive_image_size(request: CreateTaskRequest) -> tuple[int, int] | None:
+    """The size of the image `adaptive` follows when it is inline (checked already: its header is
+    read again, a fraction of a millisecond), so the estimate sizes the video as the render will; None
+    for a URL or an asset, which the estimate prices at the dearest ratio."""
+    if (request.ratio or RATIO_DEFAULT) != "adaptive":
+        return None
+    try:
+        image = plan_content(request).ratio_image
+    except ValueError:
+        return None
+    if image is None or not is_data_url(image.url):
+        return None
+    info = read_image_info(decode_data_url(image.url)[1])
+    return info.width, info.height
 
 
 def _body_hash(body: object) -> str:

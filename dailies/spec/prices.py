@@ -34,13 +34,7 @@ from typing import Any, Literal, get_args
 from .catalog import find_model
 from .limits import DURATION_MODEL_PICKS, FRAMES_PER_SECOND
 from .models import CreateTaskRequest, Resolution, TaskRecord, effective
-from .pixels import (
-    ADAPTIVE_FALLBACK_RATIO,
-    DRAFT_RESOLUTION,
-    RESOLUTION_DEFAULT,
-    dimensions,
-    estimate_tokens,
-)
+from .pixels import DRAFT_RESOLUTION, RESOLUTION_DEFAULT, dearest_ratio, dimensions, estimate_tokens
 from .statuses import TERMINAL
 
 Currency = Literal["CNY", "USD"]
@@ -363,10 +357,12 @@ def _estimate(request: CreateTaskRequest, rows: tuple[Price, ...], model: str | 
             return NoPrice(model_id, "the model picks the length, and its longest is not known", estimated=True)
         duration = entry.capabilities.duration_max
         assumptions.append(f"the model picks the length: its longest, {duration} s, is estimated")
-    if (ratio or "adaptive") == "adaptive" and image_size is None and any(
-            item.type == "image_url" for item in content):
-        assumptions.append(f"adaptive follows an image whose size is not given: {ADAPTIVE_FALLBACK_RATIO} is estimated")
     try:
+        if (ratio or "adaptive") == "adaptive" and image_size is None and any(
+                item.type == "image_url" for item in content):
+            ratio = dearest_ratio(model_id, resolution)
+            assumptions.append(f"adaptive follows an image whose size is not given: the dearest ratio, {ratio}, "
+                               "is estimated")
         width, height = dimensions(model_id, resolution, ratio, image_size)
     except ValueError as exc:
         return NoPrice(model_id, str(exc), estimated=True)

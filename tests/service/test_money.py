@@ -305,6 +305,29 @@ async def test_spend_and_the_callback_log_count_against_the_keys_reads(tmp_path,
         assert (await env.client.get("/dailies/v1/spend", headers=headers)).status_code == 200
 
 
+async def test_adaptive_reserves_for_the_size_of_its_inline_image(tmp_path, backend):
+    """The image `adaptive` follows is in the request: the reservation sizes the video as the render
+    will (it assumed 16:9; a 21:9 frame costs 9.6% more at 1.0 Pro 720p, and a budget was passed)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    picture = io.BytesIO()
+    Image.new("RGB", (2100, 900), (200, 30, 30)).save(picture, "PNG")
+    url = "data:image/png;base64," + base64.b64encode(picture.getvalue()).decode()
+    body = {"model": "doubao-seedance-1-0-pro-250528", "resolution": "720p", "duration": 10, "ratio": "adaptive",
+            "content": [{"type": "text", "text": "a wide shot"},
+                        {"type": "image_url", "image_url": {"url": url}, "role": "first_frame"}]}
+    clock = FakeClock(float(int(time.time())))
+    async with node(tmp_path, backend, clock) as env:
+        answer = await env.create(body)
+        assert answer.status_code == 200, answer.text
+        wide = cost(CreateTaskRequest.model_validate(body), image_size=(2100, 900))
+        assert wide.tokens == 1504 * 640 * 241 // 1024  # 1.0 Pro's 21:9 at 720p
+        assert ledger_rows(env)[answer.json()["id"]] == ("reserved", budgets.to_micros(wide.amount))
+
+
 async def test_a_task_with_an_input_video_reserves_for_the_longest_input_videos_allowed(tmp_path, backend):
     """2.0 bills an input video's frames too, and their length is known only once they are read: the
     reservation counts the longest the spec allows (it counted none: about 4x under what a task with

@@ -233,6 +233,22 @@ def test_adaptive_follows_the_image_size_when_given() -> None:
     assert portrait.tokens == 720 * 1280 * 121 // 1024 and not portrait.assumptions
 
 
+@pytest.mark.parametrize("resolution", ["480p", "720p", "1080p"])
+def test_adaptive_without_the_images_size_is_estimated_at_the_dearest_ratio(resolution) -> None:
+    """An estimate reserves enough whatever the image: 16:9 was assumed, and 1.0 Pro's 21:9 at 720p
+    has 9.6% more pixels (a budget was passed by that much)."""
+    from dailies.spec.pixels import FIXED_RATIOS, dimensions
+
+    model = "doubao-seedance-1-0-pro-250528"
+    asked = request(model, [text(), image("first_frame", IMAGE_URL)], resolution=resolution, duration=5)
+    estimate = priced(cost(asked))
+    most = max(w * h for w, h in (dimensions(model, resolution, r) for r in FIXED_RATIOS))
+    assert estimate.tokens == most * 121 // 1024
+    assert any("dearest ratio" in a for a in estimate.assumptions)
+    assert estimate.tokens >= max(priced(cost(asked, image_size=size)).tokens
+                                  for size in ((2100, 900), (900, 2100), (1000, 1000), (1600, 900)))
+
+
 # ---------- unknown models and endpoints ----------
 
 

@@ -17,6 +17,7 @@ from functools import lru_cache, partial
 from sqlalchemy import Connection, Row, text
 
 from ..generator.protocol import Generator
+from ..spec.catalog import find_model
 from ..spec.models import TaskRecord
 from ..spec.prices import Cost, NoPrice, cost, prices_from_env
 from ..spec.statuses import TERMINAL, TaskStatus
@@ -93,7 +94,8 @@ class Services:
                 self.generator.callback_url_for = partial(
                     upstream_callbacks.callback_url, settings.upstream_callback_url, signer=self.signer)
         self.tasks = TaskService(settings, self.store, self.storage, self.prices,
-                                 cancel_upstream=getattr(self.generator, "cancel_queued", None))
+                                 cancel_upstream=getattr(self.generator, "cancel_queued", None),
+                                 billed_model=self._billed_model)
         self.workers = WorkerPool(settings, self.store, self.generator, self.storage, self.wakeups, self.health,
                                   self.metrics)
 
@@ -123,10 +125,17 @@ class Services:
             record = TaskRecord.model_validate(build_record(row, self.storage, self.settings.public_url))
             request = json.loads(row.request)
             video_input = any(item.get("type") == "video_url" for item in request.get("content") or [])
-            return cost(record, prices=self.prices, model=row.model, video_input=video_input)
+            return cost(record, prices=self.prices, model=self._billed_model(row.model), video_input=video_input)
         except Exception as exc:  # the success is recorded whatever the price; the ledger says why not priced
             log.warning("the cost of %s could not be computed: %s", row.id, exc)
             return NoPrice(row.model, f"the cost could not be computed: {type(exc).__name__}")
+
+    def _billed_model(self, model_id: str) -> str:
+        """The id a task of this model is billed as: on a gateway, the upstream region's (a member's
+        Volcengine id runs on BytePlus as its BytePlus id, billed in USD, not at the CNY price)."""
+        region = getattr(self.generator, "region", None)
+        model = find_model(model_id) if region is not None else None
+        return model.id_in(region) if model is not None else model_id
 
     def _admit_upstream_create(self, key_name: str, model: str) -> float:
         """One upstream create of this key and model counted against `upstream_rpm` in any

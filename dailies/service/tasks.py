@@ -52,13 +52,17 @@ class ResolvedModel:
 class TaskService:
     def __init__(self, settings: Settings, store: TaskStore, storage: ResultStorage,
                  prices: tuple[Price, ...] = PRICES,
-                 cancel_upstream: Callable[[dict], bool] | None = None) -> None:
+                 cancel_upstream: Callable[[dict], bool] | None = None,
+                 billed_model: Callable[[str], str] = lambda model_id: model_id) -> None:
         self.settings = settings
         self.store = store
         self.storage = storage
         self.prices = prices
         # A gateway's: cancel a forwarded task still queued upstream (its checkpointed state); True if done.
         self.cancel_upstream = cancel_upstream
+        # The model id a task is billed as (a gateway's: the upstream region's id, priced in its
+        # currency), which its estimate and its cost are priced at.
+        self.billed_model = billed_model
 
     def now(self) -> float:
         return self.settings.clock()
@@ -137,7 +141,8 @@ class TaskService:
         # settles at what it really cost.
         video_in = any(item.type == "video_url" for item in to_render.content)
         reservation = budgets.Reservation.of(cost(
-            to_render, prices=self.prices, model=resolved.model_id, image_size=_adaptive_image_size(to_render),
+            to_render, prices=self.prices, model=self.billed_model(resolved.model_id),
+            image_size=_adaptive_image_size(to_render),
             input_video_seconds=L.REFERENCE_VIDEOS_LONGEST_S if video_in else None))
 
         def reserve(conn, row: Row):

@@ -73,6 +73,9 @@ def _request_id(request: Request) -> str:
 
 def _error_response(request: Request, error: ApiError) -> JSONResponse:
     request_id = _request_id(request)
+    services = getattr(request.app.state, "services", None)
+    if services is not None:
+        services.metrics.error_answers.labels(str(error.status), error.code).inc()
     headers = {"X-Request-Id": request_id}
     if error.status == 409:
         # A conflict (deleting a running or cancelled task) is the same on every try: the official

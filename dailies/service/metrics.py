@@ -15,6 +15,7 @@ Two kinds, so that every figure is true however many processes run:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -23,7 +24,8 @@ from prometheus_client.registry import Collector
 from sqlalchemy import Connection, Engine, event, func, select
 
 from ..spec.statuses import TaskStatus
-from .db import callback_events, tasks
+from .budgets import month_of
+from .db import callback_events, ledger, tasks
 from .faults import Dependency, describe
 
 log = logging.getLogger("dailies.metrics")
@@ -38,8 +40,9 @@ class DatabaseCollector(Collector):
     """Figures read from the database at scrape time. A database that does not answer gives
     `dailies_database_scrape_ok 0` and no figures from it, never a failed scrape."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, clock: Callable[[], float] = time.time) -> None:
         self.engine = engine
+        self.clock = clock
 
     def collect(self):
         ok = GaugeMetricFamily("dailies_database_scrape_ok",
@@ -52,6 +55,11 @@ class DatabaseCollector(Collector):
                     .group_by(tasks.c.service_tier, tasks.c.status)).all()
                 events = conn.execute(select(callback_events.c.state, func.count())
                                       .group_by(callback_events.c.state)).all()
+                spend = conn.execute(
+                    select(ledger.c.currency, ledger.c.state, func.sum(ledger.c.amount))
+                    .where(ledger.c.month == month_of(self.clock()), ledger.c.state.in_(("reserved", "settled")),
+                           ledger.c.currency != "")
+                    .group_by(ledger.c.currency, ledger.c.state)).all()
         except Exception as exc:
             log.warning("metrics: the database figures could not be read (%s)", describe(exc))
             ok.add_metric([], 0)
@@ -75,12 +83,18 @@ class DatabaseCollector(Collector):
         for state in ("pending", "delivered", "failed"):
             by_state.add_metric([state], states.get(state, 0))
         yield by_state
+        money = GaugeMetricFamily("dailies_spend_this_month", "This UTC month's spend of every project, in its "
+                                  "currency: settled (spent) and reserved (tasks not ended yet) (from the "
+                                  "database)", labels=["currency", "state"])
+        for currency, state, micros in spend:
+            money.add_metric([currency, state], int(micros or 0) / 1_000_000)
+        yield money
 
 
 class Metrics:
     """The metrics of one `Services`."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, clock: Callable[[], float] = time.time) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
         self.task_outcomes = Counter("dailies_task_outcomes", "Tasks this process brought to an end, by status and "
@@ -105,12 +119,15 @@ class Metrics:
         self.upstream_seconds = Histogram("dailies_upstream_call_seconds", "Latency of calls to the upstream",
                                           ["call"], buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, float("inf")),
                                           registry=r)
+        self.error_answers = Counter("dailies_error_answers", "Error answers of this process, by HTTP status and "
+                                     "code: budget refusals (403 AccountOverdueError.BudgetExceeded), rate limits "
+                                     "(429 RateLimitExceeded.*), bad requests", ["status", "code"], registry=r)
         self.upstream_keys_set_aside = Gauge("dailies_upstream_keys_set_aside", "Upstream keys this process set "
                                              "aside after a 401/403", registry=r)
         for dep in Dependency:
             self.dependency_up.labels(str(dep)).set(1)
             self.dependency_errors.labels(str(dep))  # present at 0 before the first error
-        registry_collector = DatabaseCollector(engine)
+        registry_collector = DatabaseCollector(engine, clock)
         r.register(registry_collector)
         # The outcomes a transaction recorded wait on its connection (`task_ended`) under a key of
         # this Metrics; a new transaction on the connection starts without those of one that did

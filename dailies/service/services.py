@@ -68,7 +68,7 @@ class Services:
         if self.shared_database and not settings.storage:
             log.warning("the database is shared but results are files in %s: every API node and worker "
                         "must see that same folder (or use --storage s3://...)", settings.files_dir)
-        self.metrics = Metrics(self.engine)
+        self.metrics = Metrics(self.engine, settings.clock)
         self.metrics.render_slots.set(settings.workers)
         self.health = Health({Dependency.DATABASE: self._probe_database, Dependency.STORAGE: self.storage.probe},
                              on_change=self._dependency_changed, on_error=self.metrics.dependency_error)

@@ -328,6 +328,31 @@ async def test_adaptive_reserves_for_the_size_of_its_inline_image(tmp_path, back
         assert ledger_rows(env)[answer.json()["id"]] == ("reserved", budgets.to_micros(wide.amount))
 
 
+async def test_operators_see_refusals_and_this_months_spend_in_the_metrics(tmp_path, backend):
+    """/metrics had nothing about money or limits: budget refusals and rate limits are counted by code,
+    and this month's spend is read from the ledger, settled and reserved, per currency."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    clock = FakeClock(float(int(time.time()) // 60 * 60 + 5))
+    async with node(tmp_path, backend, clock, key_options={KEY_B: KeyOptions(rpm=1)}) as env:
+        budgets.set_budget(env.services.engine, "alpha", "", Decimal(estimate_micros() * 2) / budgets.MICROS,
+                           "CNY", "month", clock())
+        first = (await env.create(BODY)).json()["id"]
+        assert (await env.create(BODY, key=KEY_B)).status_code == 200
+        assert (await env.create(BODY, key=KEY_B)).status_code == 429  # KEY_B's minute is used up
+        assert (await env.create(BODY)).status_code == 403  # the budget holds two
+        env.services.workers.run_one(env.services.store.claim_next("w1", clock()), "w1")
+        families = {f.name: f for f in text_string_to_metric_families((await env.client.get("/metrics")).text)}
+        errors = {(s.labels["status"], s.labels["code"]): s.value
+                  for s in families["dailies_error_answers"].samples if s.name.endswith("_total")}
+        assert errors == {("429", "RateLimitExceeded.APIKeyRPMExceeded"): 1,
+                          ("403", budgets.BUDGET_EXCEEDED): 1}
+        spend = {(s.labels["currency"], s.labels["state"]): s.value
+                 for s in families["dailies_spend_this_month"].samples}
+        settled = ledger_rows(env)[first][1]
+        assert spend == {("CNY", "settled"): settled / 1e6, ("CNY", "reserved"): estimate_micros() / 1e6}
+
+
 async def test_a_task_with_an_input_video_reserves_for_the_longest_input_videos_allowed(tmp_path, backend):
     """2.0 bills an input video's frames too, and their length is known only once they are read: the
     reservation counts the longest the spec allows (it counted none: about 4x under what a task with

@@ -19,40 +19,62 @@ elif connection.team_mode():
     st.info("This dashboard is shared by a team: it has no key of its own. Enter **your** key below. It is "
             "remembered for this browser only (reloads, links and new tabs keep it; other browsers never get "
             "it) until you press **Forget this key**.", icon=":material/group:")
-status = st.container()  # filled last, so it shows the connection as this run leaves it (after a save)
+if conn.problem is None:
+    where = "the local Dailies service (preview renderer)" if conn.is_local else "a remote service"
+    st.write(f"Connected to **{conn.base_url}** — {where}. API key: `{conn.masked_key}`.")
+else:
+    connection.show_problem(conn, link=False)  # this is Settings: the form is right below
 
-with st.form("settings.form", clear_on_submit=True):
-    base_url = st.text_input("Base URL", value=conn.base_url,
-                             help="Ends in /api/v3. Volcengine Ark: https://ark.cn-beijing.volces.com/api/v3, "
-                                  "BytePlus ModelArk: https://ark.ap-southeast.bytepluses.com/api/v3")
-    api_key = st.text_input("API key", value="", type="password",
-                            placeholder="leave empty to keep the current key")
-    saved = st.form_submit_button("Save")
-if saved:
-    problem = connection.save(base_url, api_key.strip() or None)
-    if problem:
-        st.error(f"Base URL: {problem}. Nothing was saved.")
-    else:
-        st.success("Saved with your sign-in: any browser where you sign in has it." if user is not None
-                   else "Saved, and remembered in this browser: reloads, links and new tabs keep it.")
-        conn = connection.current()
+# Save and Forget act in callbacks, before this page is drawn: the page, and the Base URL field, then
+# show the connection as they left it. The field is keyed and filled from session state whenever the
+# address in use changes. (A field keyed by its `value` was rebuilt when the address changed, which
+# dropped a correction typed into it, and `clear_on_submit` put back the address from before the save.)
+BASE_URL_FIELD, API_KEY_FIELD = "settings.form.base_url", "settings.form.api_key"
+SHOWN_KEY, OUTCOME_KEY = "settings.form.shown", "settings.form.outcome"
+FALLBACK = "no key (this dashboard is shared)" if connection.team_mode() else "the dashboard's own connection"
+
+
+def _save() -> None:
+    problem = connection.save(st.session_state[BASE_URL_FIELD], st.session_state[API_KEY_FIELD].strip() or None)
+    st.session_state[API_KEY_FIELD] = ""  # the field never keeps a key; a refused address stays, to be mended
+    signed_in = signin.current_user() is not None
+    st.session_state[OUTCOME_KEY] = (
+        ("save", "error", f"Base URL: {problem}. Nothing was saved.") if problem
+        else ("save", "success", "Saved with your sign-in: any browser where you sign in has it." if signed_in
+              else "Saved, and remembered in this browser: reloads, links and new tabs keep it."))
+
+
+def _forget() -> None:
+    connection.forget()
+    st.session_state[OUTCOME_KEY] = ("forget", "success", f"Forgotten with your sign-in: back to {FALLBACK}."
+                                     if signin.current_user() is not None
+                                     else f"Forgotten in this browser and on the server: back to {FALLBACK}.")
+
+
+def _show_outcome(action: str) -> None:
+    """Say what the button just pressed did, under it, once."""
+    outcome = st.session_state.get(OUTCOME_KEY)
+    if outcome is not None and outcome[0] == action:
+        del st.session_state[OUTCOME_KEY]
+        getattr(st, outcome[1])(outcome[2])
+
+
+# (A field off the page, on another page, loses its state: it is filled again too.)
+if st.session_state.get(SHOWN_KEY) != conn.base_url or BASE_URL_FIELD not in st.session_state:
+    st.session_state[BASE_URL_FIELD] = st.session_state[SHOWN_KEY] = conn.base_url
+st.session_state.setdefault(API_KEY_FIELD, "")
+with st.form("settings.form"):
+    st.text_input("Base URL", key=BASE_URL_FIELD,
+                  help="Ends in /api/v3. Volcengine Ark: https://ark.cn-beijing.volces.com/api/v3, "
+                       "BytePlus ModelArk: https://ark.ap-southeast.bytepluses.com/api/v3")
+    st.text_input("API key", key=API_KEY_FIELD, type="password", placeholder="leave empty to keep the current key")
+    st.form_submit_button("Save", on_click=_save)
+_show_outcome("save")
 
 if connection.is_remembered() or st.session_state.get(connection.API_KEY_KEY):
-    fallback = ("no key (this dashboard is shared)" if connection.team_mode()
-                else "the dashboard's own connection")
-    if st.button("Forget this key", key="settings.forget", icon=":material/logout:",
-                 help=f"Removes the key from this browser and from the dashboard's server; back to {fallback}."):
-        connection.forget()
-        st.success(f"Forgotten with your sign-in: back to {fallback}." if user is not None
-                   else f"Forgotten in this browser and on the server: back to {fallback}.")
-        conn = connection.current()
-
-with status:
-    if conn.problem is None:
-        where = "the local Dailies service (preview renderer)" if conn.is_local else "a remote service"
-        st.write(f"Connected to **{conn.base_url}** — {where}. API key: `{conn.masked_key}`.")
-    else:
-        connection.show_problem(conn, link=False)  # this is Settings: the form is right below
+    st.button("Forget this key", key="settings.forget", icon=":material/logout:", on_click=_forget,
+              help=f"Removes the key from this browser and from the dashboard's server; back to {FALLBACK}.")
+_show_outcome("forget")
 
 st.selectbox("Model ids this service speaks", catalogs.CHOICES, key=catalogs.CATALOG_KEY,
              format_func=catalogs.CHOICE_LABELS.get, persist_state="session",

@@ -118,3 +118,19 @@ def test_the_whole_app_opens_on_a_bad_ark_base_url_and_settings_mends_it(dashboa
     assert not app.error, [e.value for e in app.error]
     app.switch_page("views/tasks.py").run()
     assert not app.exception and not app.error, [e.value for e in app.error]
+
+
+def test_a_corrected_base_url_is_saved_on_the_first_press_and_the_field_shows_the_address_in_use(dashboard_env):
+    typo = f"{dashboard_env.base_url}/typo"
+    at = save(open_settings(), base_url=typo)
+    assert at.text_input[0].value == typo  # the field shows the address now in use, not the one before
+    assert f"Connected to **{typo}**" in page_text(at)
+    at = save(at, base_url=dashboard_env.base_url, key=dashboard_env.api_key)  # one press mends it
+    assert at.text_input[1].value == ""  # the key field never keeps the key
+    assert at.session_state[connection.BASE_URL_KEY] == dashboard_env.base_url
+    assert f"Connected to **{dashboard_env.base_url}**" in page_text(at)
+    assert at.text_input[0].value == dashboard_env.base_url
+    at.run()  # a later run keeps showing it
+    assert at.text_input[0].value == dashboard_env.base_url
+    at.button(key="settings.forget").click().run()  # back to the dashboard's own connection: the field follows
+    assert at.text_input[0].value == dashboard_env.base_url

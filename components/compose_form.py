@@ -84,6 +84,7 @@ REF_AUDIOS = "compose.ref_audios"
 DRAFT_PICK = "compose.draft_pick"
 DRAFT_ID = "compose.draft_id"
 DRAFT_FACTS = "compose.draft_facts"
+OWN_RESOLUTION = "compose.own_resolution"  # the user's resolution while a draft forces 480p
 
 FIRST_SLOT = "compose.image.first"
 LAST_SLOT = "compose.image.last"
@@ -334,7 +335,15 @@ def _output(values: FormValues, caps: Capabilities, messages: FieldMessages) -> 
                                       "“Final from a draft”. A draft takes no last frame and runs on the default "
                                       "tier.")
         messages.add("draft")
-    resolutions = (pixels.DRAFT_RESOLUTION,) if values.draft else caps.resolutions
+    # The draft's forced 480p is not the user's choice: theirs is kept aside while the draft is on and
+    # put back when it is off, or the mode is a final (a final left at 480p came out as small as its draft).
+    if values.draft:
+        state.setdefault(OWN_RESOLUTION, state.get(RESOLUTION))
+        resolutions = (pixels.DRAFT_RESOLUTION,)
+    else:
+        if OWN_RESOLUTION in state:
+            state[RESOLUTION] = state.pop(OWN_RESOLUTION)
+        resolutions = caps.resolutions
     _keep_within(RESOLUTION, resolutions, pixels.RESOLUTION_DEFAULT)
     cols = st.columns(3)
     with cols[0]:

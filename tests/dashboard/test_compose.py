@@ -694,3 +694,24 @@ def test_the_page_also_runs_outside_the_router(client):
     send(at)
     [task_id] = re.findall(r"\(/tasks\?task=(cgt-[\w-]+)\)", " ".join(m.value for m in at.markdown))
     assert client.tasks.get(task_id).model == V20
+
+
+@pytest.mark.parametrize("own", [None, "1080p"])
+def test_a_final_starts_at_the_users_own_resolution_not_the_drafts(dashboard_env, own):
+    at = compose()
+    at.selectbox(key="compose.model").set_value(V15)
+    if own is not None:  # else never chosen: the form's default
+        at.selectbox(key="compose.resolution").set_value(own)
+    rerun(at)
+    at.toggle(key="compose.draft").set_value(True)
+    rerun(at)
+    assert at.selectbox(key="compose.resolution").value == "480p"  # forced by the draft
+    at.radio(key="compose.mode").set_value("draft_final")
+    rerun(at)
+    assert at.selectbox(key="compose.resolution").value == (own or pixels.RESOLUTION_DEFAULT)
+    at.radio(key="compose.mode").set_value("text")  # the draft toggle is on again: 480p, then off: the own one
+    rerun(at)
+    assert at.selectbox(key="compose.resolution").value == "480p"
+    at.toggle(key="compose.draft").set_value(False)
+    rerun(at)
+    assert at.selectbox(key="compose.resolution").value == (own or pixels.RESOLUTION_DEFAULT)

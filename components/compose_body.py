@@ -123,6 +123,7 @@ class MediaChoice:
     mime: str | None = None
     source: str = ""  # for the journal: "upload: a.png", the URL, the asset id, "last frame of cgt-…"
     error: str | None = None  # why the slot's material could not be had (an expired earlier result)
+    seconds: float | None = None  # a video's real length, when known here (an earlier task's result)
     _encoded: str | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -363,7 +364,8 @@ def form_problems(values: FormValues, tasks: list[TaskPlan]) -> list[Problem]:
 
 
 def material_problems(values: FormValues, paths: dict[str, str]) -> list[Problem]:
-    """Spec 8 limits on the images the form holds as bytes, found with Pillow before sending."""
+    """Spec 8 limits on the images the form holds as bytes, found with Pillow before sending, and
+    on the reference videos whose lengths are known here (the service's own rule, `media`)."""
     problems: list[Problem] = []
     for choice in values.media:
         if choice.error:
@@ -371,7 +373,15 @@ def material_problems(values: FormValues, paths: dict[str, str]) -> list[Problem
         elif choice.data is not None and choice.kind == "image_url":
             _, found = media.check_image(choice.data, f"{paths[choice.slot]}.image_url")
             problems += found
-    return problems
+    known = [(f"{paths[c.slot]}.video_url", c.seconds) for c in values.media
+             if c.kind == "video_url" and c.seconds is not None]
+    return problems + media.reference_videos_problems(known)
+
+
+def input_video_seconds(values: FormValues) -> float | None:
+    """The input videos' length together, which 2.0 bills; None while any of them is not known here."""
+    videos = [c.seconds for c in values.media if c.kind == "video_url"]
+    return None if not videos or None in videos else sum(videos)
 
 
 def check(values: FormValues) -> Plan:
@@ -405,7 +415,8 @@ def check(values: FormValues) -> Plan:
         # The tasks of a batch differ in prompt or seed only: one estimate, without the data URLs.
         cost_each = costs.request_cost(_stub_media(built[0].body)[0], image_size=first_image_size(values),
                                        model=values.catalog_model.id if values.catalog_model else None,
-                                       draft=values.draft_record)
+                                       draft=values.draft_record,
+                                       input_video_seconds=input_video_seconds(values))
     return Plan(tasks, [b.body for b in built], paths, problems, estimate(as_sent, len(built)), cost_each)
 
 

@@ -29,10 +29,10 @@ def price_table() -> tuple[Price, ...]:
 
 
 def request_cost(body: Mapping[str, Any], model: str | None = None, image_size: tuple[int, int] | None = None,
-                 draft: Mapping[str, Any] | None = None) -> Cost | NoPrice:
+                 draft: Mapping[str, Any] | None = None, input_video_seconds: float | None = None) -> Cost | NoPrice:
     """The estimated cost of one create body; `model` is the catalog id behind an endpoint id,
     `image_size` the first image's (which `adaptive` follows), `draft` the draft's record when the
-    body finalises one."""
+    body finalises one, `input_video_seconds` the input videos' length together when known."""
     try:
         request = CreateTaskRequest.model_validate(dict(body))
         draft_record = TaskRecord.model_validate(dict(draft)) if draft else None
@@ -40,7 +40,8 @@ def request_cost(body: Mapping[str, Any], model: str | None = None, image_size: 
         return NoPrice(str(body.get("model") or ""), "the request is not complete yet")
     # As the service reads it: text commands in the prompt (`--frames 289`) set what is rendered and charged.
     request = apply_text_commands(request).request
-    return cost(request, prices=price_table(), model=model, image_size=image_size, draft=draft_record)
+    return cost(request, prices=price_table(), model=model, image_size=image_size, draft=draft_record,
+                input_video_seconds=input_video_seconds)
 
 
 def record_cost(record: TaskRecord, body: Mapping[str, Any] | None = None) -> Cost | NoPrice:

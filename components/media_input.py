@@ -10,6 +10,7 @@ from components import compose_sources
 from components.compose_body import MediaChoice
 from components.image_input import SlotContext, as_asset_url
 from dailies.spec import limits as L
+from dailies.spec.models import TaskRecord
 
 VIDEO_SOURCES = ("URL", "Asset id", "Previous task")
 AUDIO_SOURCES = ("URL", "Asset id")
@@ -81,8 +82,21 @@ def _previous_video(slot: str, choice: MediaChoice, ctx: SlotContext) -> None:
         return
     choice.url = record.content.video_url
     choice.source = f"video of {record.id}"
+    choice.seconds = result_seconds(record)
     if record.duration and not L.VIDEO_DURATION_MIN <= record.duration <= L.VIDEO_DURATION_MAX:
         st.caption(f"That video lasts {record.duration} s; a reference video may last "
                    f"{L.VIDEO_DURATION_MIN:g} to {L.VIDEO_DURATION_MAX:g} s.")
     st.caption("Sent as its result URL, which lives 24 hours from the task's end; the service downloads it "
                "when this task runs.")
+
+
+def result_seconds(record: TaskRecord) -> float | None:
+    """How long a task's result video really lasts: its frames at its frame rate, or for a length of
+    d seconds, d seconds and the closing frame (24 x d + 1 frames: a "15 s" result lasts 15.04 s).
+    None when the record does not say."""
+    fps = record.framespersecond or L.FRAMES_PER_SECOND
+    if record.frames:
+        return record.frames / fps
+    if record.duration and record.duration > 0:
+        return record.duration + 1 / fps
+    return None

@@ -19,11 +19,13 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from components import request_preview
+from components import costs, request_preview
 from components.compose_body import shown_body
 from dailies.client import Client
 from dailies.journal import Journal, Submission
-from dailies.spec import pixels
+from dailies.spec import media, pixels
+from dailies.spec.models import CreateTaskRequest
+from dailies.spec.prices import cost
 
 from ..waiting import wait_until
 
@@ -715,3 +717,39 @@ def test_a_final_starts_at_the_users_own_resolution_not_the_drafts(dashboard_env
     at.toggle(key="compose.draft").set_value(False)
     rerun(at)
     assert at.selectbox(key="compose.resolution").value == (own or pixels.RESOLUTION_DEFAULT)
+
+
+def test_earlier_results_as_references_are_held_to_15_s_together(client):
+    earlier = client.tasks.create({"model": V20, "content": [{"type": "text", "text": "a long wave"}],
+                                   "resolution": "480p", "ratio": "16:9", "duration": 15})
+    record = client.wait(earlier.id, timeout=120, poll_interval=0.1)
+    assert record.status == "succeeded"
+    wait_until(lambda: earlier.id in {t.id for t in client.tasks.list(page_size=50).items}, "the task is listed")
+    seconds = (24 * 15 + 1) / 24  # a "15 s" result: 24 x 15 + 1 frames
+
+    at = setup(compose(), model=V20, mode="references", prompt="the same wave, twice")
+    at.selectbox(key="compose.ratio").set_value("16:9")
+    at.number_input(key="compose.ref_images").set_value(0)
+    at.number_input(key="compose.ref_videos").set_value(1)
+    rerun(at)
+    at.radio(key="compose.ref_video.0.source").set_value("Previous task")
+    rerun(at)
+    at.selectbox(key="compose.ref_video.0.task").set_value(earlier.id)
+    rerun(at)
+    assert not panel_problems(at)  # a 15 s result alone is a 15 s reference
+    # The estimate counts the input video's frames, as the service bills them.
+    expected = cost(CreateTaskRequest.model_validate(body(at)), prices=costs.price_table(),
+                    input_video_seconds=seconds)
+    assert at.metric[2].value == costs.cost_text(expected).removeprefix("≈ ")
+
+    at.number_input(key="compose.ref_videos").set_value(2)
+    rerun(at)
+    at.radio(key="compose.ref_video.1.source").set_value("Previous task")
+    rerun(at)
+    at.selectbox(key="compose.ref_video.1.task").set_value(earlier.id)
+    rerun(at)
+    [problem] = media.reference_videos_problems([("content[1].video_url", seconds), ("content[2].video_url", seconds)])
+    assert f"`{problem.path}`: {problem.message}" in panel_problems(at)  # the second video's slot is named
+    assert problem.path == "content[2].video_url"
+    assert sum(problem.message in e.value for e in at.error) == 2  # and again beside that slot
+    assert submit_button(at).disabled

@@ -54,26 +54,35 @@ def _unpin(task_id: str) -> None:
     st.session_state.pop(PINNED_KEY.format(task_id), None)
 
 
+def said(comment: Comment, depth: int, tz: tzinfo) -> None:
+    """One comment of a thread: its author, time, resolution and text, indented by its depth."""
+    indent = "&nbsp;" * 6 * min(depth, 4)
+    when = format_time(comment.created_at, tz)
+    resolved = (" · ✅ resolved" + (f" by {markdown_text(comment.resolved_by)}" if comment.resolved_by else "")
+                if comment.resolved else "")
+    # Names and bodies are whoever wrote them (a share link's guest too): shown as typed, so a body's
+    # lines cannot load an image, hide a link or start a bold line that passes for another comment.
+    text = markdown_text(comment.body, indent=indent)
+    text = f"~~{text}~~" if comment.resolved else text
+    st.markdown(f"{indent}**{markdown_text(comment.author)}** · {when}{resolved}  \n{indent}{text}")
+
+
+def timecode_button(comment: Comment, key: str, on_click: Callable[..., None], args: tuple) -> None:
+    """The comment's timecode as a button that plays the version from there (none without one)."""
+    if comment.timecode is not None:
+        st.button(format_timecode(comment.timecode), key=key, type="secondary", icon=":material/play_arrow:",
+                  on_click=on_click, args=args, help="Play from here", width="content")
+
+
 def render(journal: Journal, task_id: str, comments: list[Comment], tz: tzinfo,
            on_change: Callable[[], None]) -> None:
     """The thread and the form; `on_change` runs after anything is written (the card reloads its data)."""
     by_id = {c.id: c for c in comments}
     for comment, depth in thread(comments):
-        indent = "&nbsp;" * 6 * min(depth, 4)
-        when = format_time(comment.created_at, tz)
-        resolved = (" · ✅ resolved" + (f" by {markdown_text(comment.resolved_by)}" if comment.resolved_by else "")
-                    if comment.resolved else "")
-        # Names and bodies are whoever wrote them (a share link's guest too): shown as typed, so a body's
-        # lines cannot load an image, hide a link or start a bold line that passes for another comment.
-        text = markdown_text(comment.body, indent=indent)
-        text = f"~~{text}~~" if comment.resolved else text
-        st.markdown(f"{indent}**{markdown_text(comment.author)}** · {when}{resolved}  \n{indent}{text}")
+        said(comment, depth, tz)
         # A row of small buttons under the text: the timecode (plays from there), reply, resolve.
         with st.container(horizontal=True, gap="small"):
-            if comment.timecode is not None:
-                st.button(format_timecode(comment.timecode), key=f"review.tc.{comment.id}", type="secondary",
-                          icon=":material/play_arrow:", on_click=_seek, args=(task_id, comment.timecode),
-                          help="Play from here", width="content")
+            timecode_button(comment, f"review.tc.{comment.id}", _seek, (task_id, comment.timecode))
             st.button("Reply", key=f"review.reply.{comment.id}", type="tertiary", width="content",
                       on_click=_reply, args=(task_id, comment.id))
             st.button("Reopen" if comment.resolved else "Resolve", key=f"review.resolve.{comment.id}",

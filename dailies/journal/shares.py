@@ -266,6 +266,14 @@ class GuestView:
     def status_of(self, task_id: str) -> str:
         return self._view.status_of(self._check(task_id))
 
+    def comments(self, task_id: str) -> list:
+        """The version's thread, everyone's (the team's and guests'), for a share that takes comments: a
+        guest invited to comment joins the conversation and sees who said what; a share that only
+        shows the pictures shows none of the team's notes."""
+        if not self.share.allow_comments:
+            return []
+        return self._view.comments([self._check(task_id)]).get(task_id, [])
+
     def add_comment(self, task_id: str, body: str, timecode: float | None = None, now: float | None = None):
         if not self.share.allow_comments:
             raise PermissionError("this share does not take comments")

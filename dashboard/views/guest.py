@@ -5,7 +5,11 @@ reaches another page. Every run looks the token up again (its SHA-256), so a rev
 locked share stops showing at once; a passphrase is asked before anything else. The page then shows
 the share's versions only (kept video, last frame if kept, prompt unless hidden, status) and, if
 the share allows it, a comment form and a status select, written into the project's journal signed
-"<name> (guest)". Nothing on the page depends on any other query parameter.
+"<name> (guest)". The player is the Review card's: a guest's comment is pinned to the frame they
+stopped on ("Comment at …"), and a share that takes comments shows each version's thread (the
+team's and guests', with their authors; a timecode plays from there), read from the journal on each
+run, so a guest's own comments are still there after a reload. Nothing on the page depends on any
+other query parameter.
 """
 
 from __future__ import annotations
@@ -20,13 +24,17 @@ import streamlit as st
 
 from components import connection
 from components.markdown_text import markdown_text
-from dailies.journal import STATUS_LABELS, STATUSES, ShareRefused
+from components.review_comments import said, timecode_button
+from components.timecode_player import format_timecode, timecode_player
+from dailies.journal import STATUS_LABELS, STATUSES, ShareRefused, thread
 from dailies.journal.shares import MAX_ATTEMPTS
 from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
 
 GUEST_NAME_KEY = "guest.name"
 UNLOCKED_KEY = "guest.unlocked"  # {share id: True} once this session gave the passphrase
-POSTED_KEY = "guest.posted"  # what this session posted, to show back
+# Per task: the timecode the next comment is pinned to, and the position the player is asked to go to.
+PINNED_KEY = "guest.comment_at.{}"
+SEEK_KEY = "guest.seek.{}"
 REFUSALS = {
     "unknown": "This link does not open anything. Check that you copied it whole, or ask for a new one.",
     "revoked": "This share has been revoked by the project. Ask whoever sent it for a new link.",
@@ -85,12 +93,20 @@ def _post(task_id: str) -> None:
         return
     body = st.session_state.get(f"guest.comment.{task_id}", "")
     try:
-        guest.add_comment(task_id, body)
+        guest.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)))
     except (ValueError, PermissionError) as exc:
         st.session_state[f"guest.error.{task_id}"] = str(exc)
         return
-    st.session_state.setdefault(POSTED_KEY, []).append((task_id, guest.author, body.strip()))
+    st.session_state.pop(PINNED_KEY.format(task_id), None)
     st.session_state[f"guest.comment.{task_id}"] = ""
+
+
+def _seek(task_id: str, seconds: float) -> None:
+    st.session_state[SEEK_KEY.format(task_id)] = seconds
+
+
+def _unpin(task_id: str) -> None:
+    st.session_state.pop(PINNED_KEY.format(task_id), None)
 
 
 def _set_status(task_id: str) -> None:
@@ -152,7 +168,13 @@ def _version(journal, share, task_id: str, number: int) -> None:
             video = _local_copy(kept.get(VIDEO_NAME))
             if video is None:
                 st.warning("The copy of this video is no longer kept.")
-            else:
+            elif share.allow_comments:
+                # Handed over once, so a later click on the same timecode goes there again.
+                seek_to = st.session_state.pop(SEEK_KEY.format(task_id), None)
+                state = timecode_player(video, key=f"guest.player.{task_id}", seek_to=seek_to)
+                if state.comment_at is not None:
+                    st.session_state[PINNED_KEY.format(task_id)] = state.comment_at
+            else:  # nothing to pin a comment to: the plain player, without a "Comment at" button
                 st.video(video)
             frame = _local_copy(kept.get(LAST_FRAME_NAME))
             if frame is not None:
@@ -175,14 +197,28 @@ def _version(journal, share, task_id: str, number: int) -> None:
             error = st.session_state.pop(f"guest.error.{task_id}", None)
             if error:
                 st.error(error)
-            for posted_task, author, body in st.session_state.get(POSTED_KEY, []):
-                if posted_task == task_id:
-                    st.text(f"💬 {author}: {body}")  # as typed: no markdown from a guest
             if share.allow_comments:
-                named = bool(st.session_state.get(GUEST_NAME_KEY, "").strip())
-                st.text_area("Comment", key=f"guest.comment.{task_id}", max_chars=5000, disabled=not named,
-                             placeholder="Your comment" if named else "Type your name above to comment")
-                st.button("Post", key=f"guest.post.{task_id}", on_click=_post, args=(task_id,), disabled=not named)
+                _thread(guest, task_id)
+
+
+def _thread(guest, task_id: str) -> None:
+    """The version's comments, everyone's, read-only but for their timecodes; then the guest's form."""
+    comments = guest.comments(task_id)
+    st.markdown(f"**Comments** ({len(comments)})")
+    for comment, depth in thread(comments):
+        said(comment, depth, UTC)
+        timecode_button(comment, f"guest.tc.{comment.id}", _seek, (task_id, comment.timecode))
+    named = bool(st.session_state.get(GUEST_NAME_KEY, "").strip())
+    pinned = st.session_state.get(PINNED_KEY.format(task_id))
+    at = f" (at {format_timecode(pinned)})" if pinned is not None else ""
+    st.text_area("Comment", key=f"guest.comment.{task_id}", max_chars=5000, disabled=not named,
+                 placeholder=f"Your comment{at}" if named else "Type your name above to comment")
+    with st.container(horizontal=True, gap="small"):
+        st.button("Post", key=f"guest.post.{task_id}", on_click=_post, args=(task_id,), disabled=not named,
+                  width="content")
+        if pinned is not None:
+            st.button(f"✖ not at {format_timecode(pinned)}", key=f"guest.unpin.{task_id}", type="tertiary",
+                      on_click=_unpin, args=(task_id,), width="content")
 
 
 # The router gives a share link's address two entries, both this page (components/pages.py: at /guest

@@ -93,6 +93,13 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
     code, out, _ = run("share", "list", "--data-dir", str(product.data_dir))
     assert code == 0 and shared["id"] in out and "by Ana" in out and token not in out
 
+    # Ana's note on the version, pinned to a frame: the guest sees it, with its author.
+    journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3", database_url="", storage="")
+    try:
+        journal.scoped(Scope.of_project(product.api_url, "studio", author="Ana")).add_comment(
+            first, "the boat wobbles here", timecode=2.5)
+    finally:
+        journal.close()
     guest_ctx = browser.new_context(viewport={"width": 1300, "height": 1000})
     member_ctx = browser.new_context(viewport={"width": 1500, "height": 1100})
     try:
@@ -104,15 +111,35 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
         body = guest.locator("body").inner_text()
         assert not any(page in body for page in ("Compose", "Tasks", "Settings"))  # no other page
         assert OTHER_PROMPT not in guest.locator("body").inner_text()
+        guest.get_by_text("the boat wobbles here").wait_for()
+        assert "Ana" in guest.locator("body").inner_text()
         guest.get_by_role("textbox", name="Your name").fill("Dee")
         guest.get_by_role("textbox", name="Your name").press("Enter")
         guest_settle(guest)
+        # The team's timecode plays from there; the guest's comment is pinned to the frame shown.
+        guest.get_by_role("button", name="00:02.50").click()
+        guest.wait_for_function(f"""() => {{ {DEEP_QUERY} const v = deep('video')[0];
+            return v && v.paused && !v.seeking && Math.abs(v.currentTime - 2.5) < 0.02; }}""")
+        guest.locator(".tp-comment").click()
+        guest_settle(guest)
+        guest.get_by_role("button", name="✖ not at 00:02.50").wait_for()
         guest.get_by_role("textbox", name="Comment").fill("love the reflections")
         guest.get_by_role("button", name="Post").click()
         guest_settle(guest)
         guest.get_by_text("Dee (guest)").wait_for()
         screenshot(guest, "share-guest")
         assert videos(guest)[0].startswith(product.ui_url + "/media/")
+        # The guest's comment is the journal's, pinned at 00:02.50, and still there after a reload.
+        journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3", database_url="", storage="")
+        try:
+            thread = journal.scoped(Scope.of_project(product.api_url, "studio", author="Ana")).comments([first])[first]
+        finally:
+            journal.close()
+        assert [(c.author, c.body, c.timecode) for c in thread] == [
+            ("Ana", "the boat wobbles here", 2.5), ("Dee (guest)", "love the reflections", 2.5)]
+        open_guest(guest, shared["link"])
+        guest.get_by_text("love the reflections").wait_for()
+        assert guest.get_by_role("button", name="00:02.50").count() == 2
 
         # Another task id in the address widens nothing; altered tokens and other shares' ids open nothing.
         open_guest(guest, shared["link"] + f"&task={second}")

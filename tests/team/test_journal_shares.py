@@ -77,6 +77,14 @@ def test_a_share_opens_by_its_token_only_and_a_guest_writes_into_the_project(jou
     bo = project(journal, "studio", "Bo")
     [comment] = bo.comments(["cgt-1"])["cgt-1"]
     assert (comment.author, comment.body, comment.timecode) == ("Dee (guest)", "love the light", 1.5)
+    # The guest reads the version's thread, the team's notes with their authors and their own (a
+    # reload finds them there); a shared version's thread only.
+    bo.add_comment("cgt-1", "too dark at the end", timecode=3.0)
+    bo.add_comment("cgt-3", "not for guests")
+    assert [(c.author, c.body) for c in guest.comments("cgt-1")] == [
+        ("Dee (guest)", "love the light"), ("Bo", "too dark at the end")]
+    with pytest.raises(PermissionError):
+        guest.comments("cgt-3")
     assert bo.statuses(["cgt-2"])["cgt-2"].author == "Dee (guest)"
     assert bo.status_of("cgt-2") == APPROVED
     # Another project sees neither the share nor what its guest wrote.
@@ -97,6 +105,8 @@ def test_a_share_without_comments_or_statuses_refuses_them(journal):
         guest.add_comment("cgt-1", "hi")
     with pytest.raises(PermissionError):
         guest.set_status("cgt-1", APPROVED)
+    ana.add_comment("cgt-1", "internal: the client hates the sky")
+    assert guest.comments("cgt-1") == []  # a share that takes no comments shows none of the team's
 
 
 def test_a_share_needs_kept_copies_and_a_scope(journal):
@@ -222,7 +232,8 @@ def test_the_guest_page_plays_what_is_kept_and_survives_a_copy_gone(journal, mon
     at.query_params["share"] = token
     at.run()
     assert not at.exception, at.exception
-    assert len(at.get("video")) == 1 and any("no longer kept" in w.value for w in at.warning)
+    # One player (the timecode player, a custom component: the share takes comments), one warning.
+    assert len(at.get("bidi_component")) == 1 and any("no longer kept" in w.value for w in at.warning)
     at.text_input(key="guest.name").input("Dee").run()
     at.text_area(key="guest.comment.cgt-2").input("nice").run()
     assert not at.exception

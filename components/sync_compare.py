@@ -52,10 +52,12 @@ _CSS = """
 .sc-tile.hidden { visibility: hidden; }
 .sc-tile { display: flex; flex-direction: column; gap: 0.25rem; min-width: 0; }
 .sc-label { font-size: 0.875em; opacity: 0.8; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-.sc-tile video { display: block; width: 100%; background: #000; border-radius: var(--st-base-radius);
-                 object-fit: contain; }
-.sc-bar { display: flex; align-items: center; gap: 0.75rem; }
-.sc-seek { flex: 1; min-width: 4rem; accent-color: var(--st-primary-color); }
+.sc-tile video { display: block; width: 100%; aspect-ratio: 16 / 9; background: #000;
+                 border-radius: var(--st-base-radius); object-fit: contain; }
+/* On a phone the bar wraps: the position slider takes a line of its own rather than shrinking to a
+   few pixels, and no button runs off the screen. */
+.sc-bar { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 0.75rem; }
+.sc-seek { flex: 1 1 10rem; min-width: 4rem; accent-color: var(--st-primary-color); }
 .sc-time { font-variant-numeric: tabular-nums; white-space: nowrap; }
 .sc button { font: inherit; color: var(--st-text-color); background: var(--st-background-color);
              border: 1px solid var(--st-border-color); border-radius: var(--st-button-radius);
@@ -181,7 +183,14 @@ function build(m, urls, labels, height) {
         video.preload = "auto";
         video.playsInline = true;
         video.muted = i > 0;  // one soundtrack: the leader's
-        video.style.height = `${height}px`;
+        // At most `height` tall, and as wide as the tile: a landscape take on a narrow screen is drawn
+        // short instead of in a tall black box (its shape is known once its metadata is).
+        video.style.maxHeight = `${height}px`;
+        video.addEventListener("loadedmetadata", () => {
+            if (video.videoWidth && video.videoHeight) {
+                video.style.aspectRatio = `${video.videoWidth} / ${video.videoHeight}`;
+            }
+        });
         video.src = url;
         tile.append(label, video);
         m.grid.append(tile);

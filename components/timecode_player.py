@@ -57,8 +57,13 @@ _HTML = """
 # reach into the shadow root because custom properties inherit).
 _CSS = """
 .tp { display: flex; flex-direction: column; gap: 0.5rem; font-family: var(--st-font); }
-.tp-video { display: block; width: 100%; background: #000; border-radius: var(--st-base-radius);
-            object-fit: contain; }
+.tp-video { display: block; width: 100%; height: var(--tp-height, auto); background: #000;
+            border-radius: var(--st-base-radius); object-fit: contain; }
+/* The fixed height keeps a grid of cards in line; on a phone it would draw a landscape take in a tall
+   black box, so there the take keeps its own shape, no taller than that height. */
+@media (max-width: 640px) {
+  .tp-video { height: auto; max-height: var(--tp-height, none); }
+}
 .tp-comment { font: inherit; font-size: var(--st-base-font-size); font-variant-numeric: tabular-nums;
               color: var(--st-text-color); background: var(--st-background-color);
               border: 1px solid var(--st-border-color); border-radius: var(--st-button-radius);
@@ -98,6 +103,11 @@ function setUp(root) {
     };
     video.addEventListener("play", () => { cancelAnimationFrame(m.frame); m.frame = requestAnimationFrame(follow); });
     for (const name of ["timeupdate", "seeking", "loadedmetadata", "emptied"]) video.addEventListener(name, label);
+    video.addEventListener("loadedmetadata", () => {  // its own shape, where its height is not fixed
+        if (video.videoWidth && video.videoHeight) {
+            video.style.aspectRatio = `${video.videoWidth} / ${video.videoHeight}`;
+        }
+    });
     video.addEventListener("pause", () => { label(); report(); });
     video.addEventListener("seeked", () => { label(); report(); });
     // The time sent is the one on the label, so the comment shows what the reviewer clicked.
@@ -132,7 +142,8 @@ export default function (component) {
     }
     m.api = component;
     const video = m.video;
-    video.style.height = data.height ? `${data.height}px` : "";
+    if (data.height) root.style.setProperty("--tp-height", `${data.height}px`);
+    else root.style.removeProperty("--tp-height");
     if (video.getAttribute("src") !== data.url) video.setAttribute("src", data.url);
     // Seek only when Python sends a new value: the same value on later runs is not a new request.
     const target = data.seek_to ?? null;

@@ -212,3 +212,22 @@ def test_sync_compare_plays_seeks_and_flips_together(page, app_url):
     play.click()
     page.locator(".sc-split").click()
     assert shown() == ["visible", "visible"]
+
+
+def test_on_a_phone_the_players_fit_the_screen_and_a_landscape_take_is_drawn_short(page, app_url):
+    """At 390 px the comparison's control bar ran 11 px off the screen ("A/B flip" cut), its position
+    slider was squeezed to about 60 px, and 16:9 takes sat in tall black boxes 220 px high."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_app(page, app_url)
+    bar = page.evaluate(f"""() => {{ {SHADOW}
+        const inside = (el) => el.getBoundingClientRect().right <= document.documentElement.clientWidth;
+        return {{ all_inside: q('.sc-bar > *').filter(e => !e.hidden).every(inside),
+                  seek_width: q('.sc-seek')[0].getBoundingClientRect().width }}; }}""")
+    assert bar["all_inside"], bar
+    assert bar["seek_width"] >= 150, bar
+    boxes = page.evaluate(f"""() => {{ {SHADOW}
+        return q('video').map(v => {{ const r = v.getBoundingClientRect(); return [r.width, r.height]; }}); }}""")
+    assert len(boxes) == 3  # the timecode player's too
+    for width, height in boxes:
+        assert abs(width / height - WIDTH / HEIGHT) < 0.05, boxes  # the take's own shape, no black box
+    screenshot(page, "review-players-phone")

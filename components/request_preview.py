@@ -38,32 +38,32 @@ def render(plan: Plan) -> None:
 
 def _estimate(plan: Plan) -> None:
     est = plan.estimate
-    cols = st.columns(2)
+    # The frame on a row of its own: in half of the request column "1280×720" was cut to "1280×…" on a
+    # laptop (1280 px), and it is how a person checks what `adaptive` became. Tokens and cost below.
     if est.width:
-        cols[0].metric("Video frame", f"{est.width}×{est.height}", est.ratio, delta_color="off", delta_arrow="off",
-                       help="Pixel size of the video, from the model, resolution and ratio.")
+        st.metric("Video frame", f"{est.width}×{est.height}", est.ratio, delta_color="off", delta_arrow="off",
+                  help="Pixel size of the video, from the model, resolution and ratio.")
     else:
-        cols[0].metric("Video frame", "—")
+        st.metric("Video frame", "—")
+    cols = st.columns(2)
     if est.tokens_each is not None:
         total = f"{est.tokens_total:,}"
         per = f"{est.tokens_each:,} × {est.count}" if est.count > 1 else "per task"
-        cols[1].metric("Estimated tokens", total, per, delta_color="off", delta_arrow="off",
+        cols[0].metric("Estimated tokens", total, per, delta_color="off", delta_arrow="off",
                        help="width × height × frames ÷ 1024 (frames = 24 per second + 1); "
                             "a draft costs 0.6 of that.")
     else:
-        cols[1].metric("Estimated tokens", "—")
-    # The cost on a row of its own: three metrics side by side cut "1280×720" and "108,900" short.
-    cols = st.columns(2)
+        cols[0].metric("Estimated tokens", "—")
     if plan.cost_each is not None:
         each = plan.cost_each
         total = costs.times(each, est.count)
         per = f"{costs.cost_text(each).removeprefix('≈ ')} × {est.count}" if est.count > 1 else "per task"
-        cols[0].metric("Estimated cost", costs.cost_text(total).removeprefix("≈ "),
+        cols[1].metric("Estimated cost", costs.cost_text(total).removeprefix("≈ "),
                        per if not isinstance(each, NoPrice) else None, delta_color="off", delta_arrow="off",
                        help=costs.why(each) + " Billed on success from the real usage; a list price, in the "
                                               "currency of the model's family.")
     else:
-        cols[0].metric("Estimated cost", "—")
+        cols[1].metric("Estimated cost", "—")
     if est.notes:
         st.caption(" · ".join(est.notes))
 

@@ -48,3 +48,20 @@ def test_the_batch_estimate_shows_the_cost_of_each_task_and_of_all(page, product
     shown = metric(page, "Estimated cost")
     screenshot(page, "compose-no-price")
     assert "no price" in shown and "¥0" not in shown, shown
+
+
+def test_on_a_laptop_the_estimates_show_whole(page, product):
+    """At 1280 x 800 the "Video frame" figure was cut to "1280×…" (two metrics in the request column):
+    it is how a person checks what `adaptive` became. Every estimate's value shows whole."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    open_page(page, product, "/")
+    page.get_by_role("heading", name="Compose", exact=True).wait_for()
+    page.get_by_role("textbox", name="Prompt").fill("a heron lifts off the water")
+    page.get_by_role("textbox", name="Prompt").press("Control+Enter")
+    settle(page)
+    values = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMetricValue"]')].map(
+        v => [v.innerText, v.scrollWidth <= v.clientWidth + 1 && [...v.querySelectorAll('*')].every(
+            e => e.scrollWidth <= e.clientWidth + 1)])""")
+    assert len(values) == 3 and all(whole for _, whole in values), values
+    assert any("×" in text for text, _ in values)
+    screenshot(page, "compose-laptop-estimates")

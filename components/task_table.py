@@ -1,4 +1,5 @@
-"""The task table: one page of the list endpoint, refreshing itself while a row is queued or running.
+"""The task table: one page of the list endpoint, refreshing itself while a row is queued or running,
+and redrawn every IDLE_REDRAW_SECONDS otherwise, so its countdowns keep counting.
 
 The table and the detail of the selected task below it live in one fragment
 (`st.fragment(run_every=...)`): while any row of the page is queued or running it re-lists every
@@ -9,7 +10,10 @@ row changed status, the fragment asks for one full rerun: the charts and the int
 
 Listings come from `components.data`: a page run (and the fragment's run inside it) takes one at
 most REFRESH_SECONDS old, so the full run that follows a click on a row does not list again; the
-fragment's own refreshes (its timer, the Refresh button) read anew.
+fragment's own refreshes (its timer while a row is active, the Refresh button) read anew. While no row
+is active the timer only redraws: the countdowns (result link, record, deadline) and the player's
+choice of a live URL follow the clock, from the listing this session drew last, without listing again
+(an idle page changes only when someone acts: filters and creates here run the page, which lists).
 
 Selection is a row position in Streamlit; rows move as new tasks arrive (newest first). The table
 therefore remembers the selected task by id and re-selects its new row on every refresh.
@@ -33,6 +37,9 @@ from .task_filters import TaskFilters
 from .task_rows import any_active, table_rows, timezone
 
 REFRESH_SECONDS = 3
+# With no row queued or running: how often the countdowns are redrawn (a tab left open must not show
+# a link as live after it has died), from the last listing.
+IDLE_REDRAW_SECONDS = 30
 VIEW_KEY = "tasks.view"  # the open tab: the table or the charts
 TABLE_KEY = "tasks.table"
 REFRESH_KEY = "tasks.refresh"
@@ -42,6 +49,7 @@ DEEP_LINK_KEY = "tasks._query_task"  # the ?task= value last seen or written
 RENDERED_IDS_KEY = "tasks._rendered_ids"  # row ids as last drawn, to read a row selection by id
 SIGNATURE_KEY = "tasks._signature"  # (ids and statuses, active) as of the last listing
 IN_PAGE_RUN_KEY = "tasks._in_page_run"  # set by the page for the fragment's run inside it
+LAST_LISTING_KEY = "tasks._last_listing"  # (query, page) as last drawn, for the idle redraws
 
 
 def browser_timezone() -> tzinfo:
@@ -138,17 +146,24 @@ def _listing(journal: Journal, filters: TaskFilters, max_age: float) -> ListTask
         return None
 
 
-def _table(client: Client, journal: Journal, filters: TaskFilters, interval: float | None) -> bool:
-    """Draw the table; True when the page must run again in full (its interval or charts are out of date)."""
+def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: bool) -> bool:
+    """Draw the table; True when the page must run again in full (its interval or charts are out of date).
+    `refreshing`: the page found a row queued or running, so the fragment's timer lists anew."""
     in_page_run = st.session_state.pop(IN_PAGE_RUN_KEY, False)
     asked = st.session_state.pop(REFRESH_ASKED_KEY, False)
     changed, pick = _user_pick(st.session_state.get(RENDERED_IDS_KEY, []))
-    # A refresh (the button, the timer: a run of the fragment alone that no row click started) reads
-    # anew; the page's run and a click on a row take the listing the page has just read.
-    fresh = asked or not (in_page_run or changed)
-    page = _listing(journal, filters, 0 if fresh else REFRESH_SECONDS)
+    timer = not (asked or in_page_run or changed)  # a run of the fragment alone that no click started
+    query = filters.list_kwargs()
+    last = st.session_state.get(LAST_LISTING_KEY)
+    if timer and not refreshing and last is not None and last[0] == query:
+        page = last[1]  # the idle redraw: the clock moved on, the list did not
+    else:
+        # A refresh (the button, the timer) reads anew; the page's run and a click on a row take the
+        # listing the page has just read.
+        page = _listing(journal, filters, 0 if asked or timer else REFRESH_SECONDS)
     if page is None:
         return False
+    st.session_state[LAST_LISTING_KEY] = (query, page)
     records = list(page.items)
     now = time.time()
     if keep.auto_keep_enabled(journal):
@@ -162,7 +177,7 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, interval: flo
     # Outside the page's run (where everything is drawn anyway) a change of the page asks for a full
     # run, once this run has drawn the table and the detail: a click in the detail (a button's True
     # lasts one run) is handled before the page runs again, not swallowed by it.
-    needs_full_run = not in_page_run and (active != bool(interval) or signature != st.session_state.get(SIGNATURE_KEY))
+    needs_full_run = not in_page_run and (active != refreshing or signature != st.session_state.get(SIGNATURE_KEY))
     st.session_state[SIGNATURE_KEY] = signature
 
     pages = max(1, math.ceil(page.total / filters.page_size))
@@ -204,14 +219,15 @@ def render(client: Client, journal: Journal, filters: TaskFilters, below: Callab
     if page is None:  # said above; a task asked for by its link is still shown
         below(selected())
         return
-    interval = REFRESH_SECONDS if any_active(page.items) else None
+    refreshing = any_active(page.items)
     st.session_state[IN_PAGE_RUN_KEY] = True
-    st.fragment(run_every=interval)(_table_and_detail)(client, journal, filters, interval, below)
+    st.fragment(run_every=REFRESH_SECONDS if refreshing else IDLE_REDRAW_SECONDS)(_table_and_detail)(
+        client, journal, filters, refreshing, below)
 
 
-def _table_and_detail(client: Client, journal: Journal, filters: TaskFilters, interval: float | None,
+def _table_and_detail(client: Client, journal: Journal, filters: TaskFilters, refreshing: bool,
                       below: Callable[[str | None], None]) -> None:
-    needs_full_run = _table(client, journal, filters, interval)
+    needs_full_run = _table(client, journal, filters, refreshing)
     below(selected())
     if needs_full_run:
         st.rerun()

@@ -458,3 +458,45 @@ def test_the_model_is_shown_as_written_with_the_model_it_ran():
                        "text", "p", {})
     assert model_as_written(record, by_id) == "doubao-seedance-2-0-260128"
     assert model_as_written(record, None) == "doubao-seedance-2-0-260128"
+
+
+# ---------- an idle page keeps its countdowns counting ----------
+
+
+def _table_alone() -> None:
+    """The Tasks table as its fragment runs: the page's run first, then (`harness.tick` set) the
+    fragment alone, as its timer runs it in the browser (AppTest runs only whole pages)."""
+    import streamlit as st
+
+    from components import connection, task_filters, task_table
+
+    client, journal = connection.require_client(), connection.journal()
+    filters = task_filters.render(journal)
+    if st.session_state.get("harness.tick"):
+        task_table._table_and_detail(client, journal, filters, False, lambda task_id: None)
+    else:
+        task_table.render(client, journal, filters, below=lambda task_id: None)
+
+
+def test_an_idle_table_redraws_its_countdowns_on_a_timer_without_listing_again(dashboard_env, seeded, monkeypatch):
+    intervals = []
+    real_fragment = task_table.st.fragment
+    monkeypatch.setattr(task_table.st, "fragment", lambda *a, **kw: intervals.append(kw.get("run_every"))
+                        or real_fragment(*a, **kw))
+    at = AppTest.from_function(_table_alone, default_timeout=30)
+    at.session_state["tasks.task_ids"] = seeded.with_frame
+    at.run()
+    no_errors(at)
+    assert len(intervals) == 1 and 0 < (intervals[0] or 0) <= 60  # nothing is active, yet the table is redrawn
+    assert table(at).iloc[0]["link expires"].startswith("🟢 23 h")
+
+    reads = []
+    real_list = Tasks.list
+    monkeypatch.setattr(Tasks, "list", lambda self, **query: reads.append(query) or real_list(self, **query))
+    later = time.time() + 2 * 3600  # the timer's run two hours on
+    monkeypatch.setattr(task_table, "time", type("Clock", (), {"time": staticmethod(lambda: later)}))
+    at.session_state["harness.tick"] = True
+    at.run()
+    no_errors(at)
+    assert table(at).iloc[0]["link expires"].startswith("🟢 21 h")
+    assert reads == []  # the same listing, drawn again

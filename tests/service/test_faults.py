@@ -388,6 +388,9 @@ async def test_a_handed_over_task_that_expires_here_is_cancelled_upstream_too(en
             cancelled.append(state)
             return True
 
+        def bills(self, state):  # the upstream still had it queued: cancelled there, so not billed
+            return not self.cancel_queued(state)
+
     env.services.workers.generator = Gateway()
     store = env.services.store
     assert store.claim_next("w1", env.clock()).id == task_id

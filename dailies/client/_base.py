@@ -10,6 +10,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date
 from importlib import metadata
@@ -355,6 +356,44 @@ class Pager:
         fresh = [record for record in page.items if record.id not in self._seen]
         self._seen.update(record.id for record in fresh)
         return fresh
+
+
+# The deadline of the `wait` whose poll this thread or task is sending (its clock's `now()`), if any:
+# the poll's requests are cut to the time left and not retried past it, so a service that takes the
+# connection and never answers cannot hold a 5 s wait for 3 minutes (60 s reads, retried twice).
+_POLL_DEADLINE: ContextVar[float | None] = ContextVar("dailies_poll_deadline", default=None)
+# The least a poll sent just before its deadline is given to be answered.
+POLL_MIN_SECONDS = 1.0
+
+
+@contextmanager
+def polling_until(deadline: float | None) -> Iterator[None]:
+    """Requests sent inside the block belong to a `wait` ending at `deadline`."""
+    token = _POLL_DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _POLL_DEADLINE.reset(token)
+
+
+def timeout_within_deadline(timeout: httpx.Timeout | None, now: float) -> httpx.Timeout | None:
+    """The HTTP timeout of a request: the client's, each part cut to the time a poll has left."""
+    deadline = _POLL_DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = max(deadline - now, POLL_MIN_SECONDS)
+    base = timeout if timeout is not None else DEFAULT_TIMEOUT
+
+    def cut(seconds: float | None) -> float:
+        return left if seconds is None else min(seconds, left)
+
+    return httpx.Timeout(connect=cut(base.connect), read=cut(base.read), write=cut(base.write), pool=cut(base.pool))
+
+
+def retry_past_deadline(delay: float, now: float) -> bool:
+    """Whether a poll's retry after `delay` would start past its wait's deadline (then it is not made)."""
+    deadline = _POLL_DEADLINE.get()
+    return deadline is not None and now + delay >= deadline
 
 
 def next_poll_delay(deadline: float | None, now: float, poll_interval: float) -> float | None:

@@ -45,8 +45,11 @@ from ._base import (
     next_poll_delay,
     parse_model,
     poll_failed_for_now,
+    polling_until,
     replacing,
     resolve_config,
+    retry_past_deadline,
+    timeout_within_deadline,
     unless_task_not_found,
 )
 from ._clock import Clock, SystemClock
@@ -191,14 +194,14 @@ class AsyncClient:
     ) -> httpx.Response:
         """Send with retries; return a 2xx response or raise the mapped error. `attempts` learns
         whether a retried attempt may have been carried out (see `Attempts`)."""
-        request = spec.build(self._http, self._config.timeout)
+        request = spec.build(self._http, timeout_within_deadline(self._config.timeout, self._clock.now()))
         attempt = 0
         while True:
             try:
                 response = await self._http.send(request, stream=stream, follow_redirects=follow_redirects)
             except httpx.TransportError as exc:
                 delay = retry_delay(attempt, self._config.policy, self._rng, self._clock.time())
-                if delay is None:
+                if delay is None or retry_past_deadline(delay, self._clock.now()):
                     raise connection_error_for(exc) from exc
                 if attempts is not None:
                     attempts.failed(error=exc)
@@ -211,7 +214,7 @@ class AsyncClient:
                 )
                 await response.aread()
                 await response.aclose()
-                if delay is None:
+                if delay is None or retry_past_deadline(delay, self._clock.now()):
                     raise status_error_for(response)
                 if attempts is not None:
                     attempts.failed(response=response)
@@ -265,15 +268,16 @@ class AsyncClient:
         Raises `WaitTimeout` (with the last record seen) once `timeout` seconds have passed;
         `timeout=None` waits without a deadline. `on_update` is called with every record polled,
         and awaited when it returns an awaitable.
-        The deadline bounds the polling; a single poll in flight may still take up to the HTTP
-        timeout (and its retries).
+        The deadline bounds the polling and each poll: its requests are cut to the time left (at
+        least a second) and not retried past it.
         """
         check_wait_args(timeout, poll_interval)
         deadline = None if timeout is None else self._clock.now() + timeout
         record: TaskRecord | None = None
         while True:
             try:
-                record = await self.tasks.get(task_id)
+                with polling_until(deadline):
+                    record = await self.tasks.get(task_id)
             except DailiesError as exc:
                 # The service restarting or out of reach for a while: the task goes on there.
                 if not poll_failed_for_now(exc) or (deadline is not None and self._clock.now() >= deadline):

@@ -94,3 +94,17 @@ def error_body(code: str, type_: str, param: str | None = None, request_id: str 
 def record(task_id: str = "cgt-20250101000000-abcde", status: str = "queued", **fields: Any) -> dict:
     return {"id": task_id, "model": "doubao-seedance-1-5-pro-251215", "status": status,
             "created_at": 1_700_000_000, "updated_at": 1_700_000_000, **fields}
+
+
+def hung(clock: FakeClock) -> Callable[[httpx.Request], httpx.Response]:
+    """A service that takes the connection and never answers: each request waits out its read timeout
+    (on the fake clock) and times out. Records the read timeout each request was sent with."""
+    def answer(request: httpx.Request) -> httpx.Response:
+        read = request.extensions["timeout"]["read"]
+        answer.read_timeouts.append(read)
+        clock.sleep(read)
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    answer.read_timeouts = []
+    return answer
+

@@ -9,6 +9,7 @@ import pytest
 
 from dailies.client import (
     APIConnectionError,
+    APITimeoutError,
     AsyncClient,
     BadRequestError,
     ConflictError,
@@ -22,7 +23,17 @@ from dailies.client import (
 )
 from dailies.spec.models import CallbackLog, ListTasksResponse, TaskRecord
 
-from .client_fakes import API_KEY, BASE_URL, OWN_TASKS_URL, TASKS_URL, ScriptedServer, error_body, record, reply
+from .client_fakes import (
+    API_KEY,
+    BASE_URL,
+    OWN_TASKS_URL,
+    TASKS_URL,
+    ScriptedServer,
+    error_body,
+    hung,
+    record,
+    reply,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -147,6 +158,14 @@ async def test_wait_honours_its_deadline(make_async_client, clock):
             await client.wait(TASK_ID, timeout=7, poll_interval=2)
     assert clock.sleeps == [2, 2, 2, 1] and clock.elapsed == 7
     assert caught.value.last.status == "queued"
+
+
+async def test_a_wait_against_a_service_that_never_answers_ends_at_its_deadline(make_async_client, clock):
+    never = hung(clock)
+    async with make_async_client(ScriptedServer(never)) as client:
+        with pytest.raises(APITimeoutError):
+            await client.wait(TASK_ID, timeout=5, poll_interval=2)
+    assert never.read_timeouts == [5.0] and clock.elapsed < 6
 
 
 async def test_wait_returns_the_terminal_record_with_sync_or_async_callbacks(make_async_client):

@@ -33,6 +33,7 @@ from .client_fakes import (
     TASKS_URL,
     ScriptedServer,
     error_body,
+    hung,
     record,
     reply,
 )
@@ -477,6 +478,22 @@ def test_wait_counts_time_spent_in_retries_against_the_deadline(make_client, clo
         make_client(server).wait(TASK_ID, timeout=10, poll_interval=4)
     # 8 s of Retry-After, then one 2 s sleep to the deadline, then the final poll.
     assert clock.sleeps == [8.0, 2.0] and clock.elapsed == 10
+
+
+def test_a_wait_against_a_service_that_never_answers_ends_at_its_deadline(make_client, clock):
+    """A hung service (the connection taken, no answer): each poll's reads waited 60 s and were retried
+    twice, so `wait(timeout=5)` took 3 minutes. A poll's requests are cut to the time left."""
+    never = hung(clock)
+    with pytest.raises(APITimeoutError):
+        make_client(ScriptedServer(never)).wait(TASK_ID, timeout=5, poll_interval=2)
+    assert never.read_timeouts == [5.0]  # one request, cut to the wait's 5 s; no retry past the deadline
+    assert clock.elapsed < 6
+    # Outside a wait the client's own timeout and retries stand.
+    clock.sleeps.clear()
+    never = hung(clock)
+    with pytest.raises(APITimeoutError):
+        make_client(ScriptedServer(never)).tasks.get(TASK_ID)
+    assert never.read_timeouts == [60.0, 60.0, 60.0]
 
 
 def test_wait_polls_on_through_an_outage_longer_than_the_clients_retries(make_client, clock):

@@ -28,6 +28,13 @@ from .spec.models import ServiceTier, StoredMediaUrl, TaskRecord, TaskRequest
 from .spec.statuses import LISTABLE_FILTERS, TaskStatus
 
 
+class CommandRefused(Exception):
+    """Bad input, or a local check, refused the command before anything was sent or written (exit 2)."""
+
+
+EXIT_REFUSED = 2
+
+
 def add_connection_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", help="service base URL ending in /api/v3 (default: $ARK_BASE_URL, "
                                            "else the local service)")
@@ -342,6 +349,9 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         return args.func(args)
+    except CommandRefused as exc:
+        print(f"dailies: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     except DailiesError as exc:
         print(f"dailies: {exc}", file=sys.stderr)
         return 1

@@ -15,12 +15,53 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from . import cli_team
+from .cli_client import CommandRefused
 
 
 def _engine(args: argparse.Namespace):
-    from .service.db import make_engine
+    return cli_team.open_service_database(args)
 
-    return make_engine(args.database_url or args.data_dir / "dailies.sqlite3")
+
+def _members(args: argparse.Namespace, engine) -> dict[str, set[str]]:
+    """project -> member names of its keys, where the service reads keys: DAILIES_API_KEYS, and the
+    database's key table for a shared database, else the data directory's keys file."""
+    from sqlalchemy import select
+
+    from .service import keys as key_store
+    from .service.db import api_keys
+    from .service.settings import key_options_from_environment, keys_from_environment
+
+    def name(options) -> str | None:
+        return options.name if options is not None else None
+
+    env_options = key_options_from_environment()
+    pairs = [(project, name(env_options.get(key))) for key, project in keys_from_environment().items()]
+    if args.database_url:
+        with engine.connect() as conn:
+            pairs += conn.execute(select(api_keys.c.project, api_keys.c.name)).all()
+    else:
+        options = key_store.load_key_options(args.data_dir)
+        pairs += [(project, name(options.get(key))) for key, project in key_store.load_keys(args.data_dir).items()]
+    members: dict[str, set[str]] = {}
+    for project, member in pairs:
+        members.setdefault(project, set()).update([member] if member else [])
+    return members
+
+
+def _check_budget_target(args: argparse.Namespace, engine) -> None:
+    """A budget on a project no key belongs to, or on a member name no key of it has, caps nothing
+    (a typo, or the wrong data directory): refused unless --force (a key to be made later)."""
+    if args.force:
+        return
+    members = _members(args, engine)
+    if args.project not in members:
+        known = ", ".join(sorted(members)) or "none"
+        raise CommandRefused(f"budget set: no key belongs to project {args.project} (projects with keys: {known}); "
+                             "check --project and --data-dir/--database-url, or give --force to set it anyway")
+    if args.key and args.key not in members[args.project]:
+        known = ", ".join(sorted(members[args.project])) or "none"
+        raise CommandRefused(f"budget set: no key of project {args.project} has the member name {args.key} "
+                             f"(its members: {known}); check --key, or give --force to set it anyway")
 
 
 def _amount(text: str) -> Decimal:
@@ -48,6 +89,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
         if args.action == "set":
             if args.amount is None or args.currency is None:
                 raise SystemExit("dailies budget set: --amount and --currency are required")
+            _check_budget_target(args, engine)
             budgets.set_budget(engine, args.project, args.key or "", args.amount, args.currency, args.period,
                                time.time())
         elif args.action == "remove":
@@ -144,6 +186,8 @@ def register(sub, default_data_dir: Path) -> None:
     budget.add_argument("--amount", type=_amount)
     budget.add_argument("--currency", choices=["CNY", "USD"])
     budget.add_argument("--period", choices=["month", "total"], default="month")
+    budget.add_argument("--force", action="store_true",
+                        help="set: accept a project no key belongs to, or a --key name no key of it has")
     budget.add_argument("--data-dir", type=Path, default=default_data_dir)
     cli_team.add_backend_arguments(budget, storage=False)
     budget.set_defaults(func=cmd_budget)

@@ -153,6 +153,25 @@ def keys_in_database(args: argparse.Namespace, extra_keys: dict[str, str], optio
         engine.dispose()
 
 
+def open_service_database(args: argparse.Namespace):
+    """The service's database for an operator's command (budget, spend, upstream), never a new one:
+    SQLite only when the file is there. A wrong --data-dir (or the default one, from another
+    directory) would otherwise get an empty database no service reads, and the command would
+    report success on it: a budget that is never enforced."""
+    from .cli_client import CommandRefused
+    from .service.db import make_engine
+
+    url = args.database_url
+    if url and not url.startswith("sqlite"):
+        return make_engine(url)
+    path = Path(url.removeprefix("sqlite:///")) if url else args.data_dir / "dailies.sqlite3"
+    if not path.is_file():
+        raise CommandRefused(f"{args.command}: no service database at {path}; give the --data-dir the service "
+                             "runs with (`dailies serve`/`dailies up` make the database when they first start), "
+                             "or its --database-url")
+    return make_engine(path)
+
+
 def register_upstream(sub, default_data_dir: Path) -> None:
     up = sub.add_parser("upstream", help="a gateway's upstream keys, stored encrypted in the database",
                         description="The team's Ark / ModelArk keys for `--upstream`, kept in the service's database "
@@ -181,13 +200,12 @@ def _read_secret(what: str) -> str:
 
 def cmd_upstream(args: argparse.Namespace) -> int:
     from .service import upstream_keys
-    from .service.db import make_engine
 
     if args.action == "new-secret":
         print(upstream_keys.new_secret())
         print(f"(set it as {upstream_keys.SECRET_ENV} on every API node and worker; keep it out of the database)")
         return 0
-    engine = make_engine(args.database_url or args.data_dir / "dailies.sqlite3")
+    engine = open_service_database(args)
     try:
         if args.action == "add":
             if not args.name:

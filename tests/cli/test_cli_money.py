@@ -29,12 +29,12 @@ def test_keys_budget_and_spend_from_the_command_line(tmp_path):
     key = re.search(r"key\s+(\S+)", out).group(1)
     code, out, _ = run("keys", "--data-dir", data)
     assert "(alice)" in out and key not in out
-    assert run("budget", "set", "--project", "studio", "--key", "alice", "--amount", "1", "--currency", "CNY",
-               "--data-dir", data)[0] == 0
     # The keys and options `dailies keys create` wrote, as `dailies serve` reads them from the keys file.
     live = start_live_service(tmp_path, workers=1, api_keys=load_keys(tmp_path),
                               key_options=load_key_options(tmp_path))
     try:
+        assert run("budget", "set", "--project", "studio", "--key", "alice", "--amount", "1", "--currency", "CNY",
+                   "--data-dir", data)[0] == 0
         with Client(base_url=live.base_url, api_key=key) as client:
             me = httpx.get(live.base_url.replace("/api/v3", "/dailies/v1/me"),
                            headers={"Authorization": f"Bearer {key}"}).json()
@@ -66,3 +66,43 @@ def test_keys_budget_and_spend_from_the_command_line(tmp_path):
         run("spend", "--data-dir", data)
     with pytest.raises(SystemExit, match="--rpm must be 1 or more"):
         run("keys", "create", "--data-dir", data, "--rpm", "0")
+
+
+def test_money_commands_never_make_a_database_of_their_own(tmp_path, monkeypatch):
+    """From the wrong directory (or a mistyped --data-dir) budget, spend and upstream find no service
+    database: they say so (exit 2) instead of making an empty one and reporting a budget no service
+    reads."""
+    monkeypatch.delenv("DAILIES_DATABASE_URL", raising=False)
+    missing = tmp_path / "not-the-service"
+    for argv in (("budget", "set", "--project", "studio", "--amount", "0", "--currency", "CNY"),
+                 ("budget", "list", "--project", "studio"), ("spend", "--project", "studio"),
+                 ("upstream", "list"), ("upstream", "add", "--name", "main", "--key", "k")):
+        code, out, err = run(*argv, "--data-dir", str(missing))
+        assert code == 2 and out == "", argv
+        assert f"no service database at {missing / 'dailies.sqlite3'}" in err and "--database-url" in err
+    code, _, err = run("spend", "--project", "studio", "--database-url", f"sqlite:///{missing}/x.sqlite3")
+    assert code == 2 and f"{missing}/x.sqlite3" in err
+    assert not missing.exists()
+
+
+def test_a_budget_for_a_project_or_member_without_a_key_needs_force(tmp_path, monkeypatch):
+    """A typo in --project or --key would cap nothing: refused, naming the projects or members there are."""
+    from dailies.service.db import make_engine
+
+    monkeypatch.delenv("DAILIES_DATABASE_URL", raising=False)
+    monkeypatch.setenv("DAILIES_API_KEYS", "lab:sk-lab-0123456789;name=bob")
+    data = str(tmp_path)
+    make_engine(tmp_path / "dailies.sqlite3").dispose()  # the service's database, as its first start makes it
+    assert run("keys", "create", "--data-dir", data, "--project", "studio", "--name", "alice")[0] == 0
+    budget = ("budget", "set", "--amount", "1", "--currency", "CNY", "--data-dir", data)
+    code, out, err = run(*budget, "--project", "typo-project")
+    assert code == 2 and out == ""
+    assert "no key belongs to project typo-project" in err and "lab, studio" in err and "--force" in err
+    code, _, err = run(*budget, "--project", "studio", "--key", "nobody")
+    assert code == 2 and "member name nobody" in err and "alice" in err
+    assert run("budget", "list", "--project", "studio", "--data-dir", data)[1].startswith("No budget")
+    assert run(*budget, "--project", "studio", "--key", "alice")[0] == 0
+    assert run(*budget, "--project", "lab", "--key", "bob")[0] == 0  # a key of DAILIES_API_KEYS
+    assert run(*budget, "--project", "later", "--force")[0] == 0
+    _, out, _ = run("budget", "list", "--project", "later", "--data-dir", data)
+    assert "whole project" in out

@@ -17,8 +17,16 @@ SECRET_KEY_A = "ark-upstream-aaaaaaaaaaaa-0001"
 SECRET_KEY_B = "ark-upstream-bbbbbbbbbbbb-0002"
 
 
+def _service_database(data_dir) -> None:
+    """The database `dailies serve` makes in its data directory when it first starts."""
+    from dailies.service.db import make_engine
+
+    make_engine(data_dir / "dailies.sqlite3").dispose()
+
+
 def test_upstream_keys_are_stored_encrypted_and_used_by_priority(tmp_path, monkeypatch):
     data = str(tmp_path)
+    _service_database(tmp_path)
     with pytest.raises(SystemExit, match="DAILIES_UPSTREAM_SECRET is not set"):
         run("upstream", "add", "--name", "main", "--key", SECRET_KEY_A, "--data-dir", data)
     code, out, _ = run("upstream", "new-secret")
@@ -67,6 +75,7 @@ def test_an_upstream_key_is_read_from_standard_input(tmp_path, monkeypatch):
 
     monkeypatch.setenv("DAILIES_UPSTREAM_SECRET", run("upstream", "new-secret")[1].splitlines()[0])
     data = str(tmp_path)
+    _service_database(tmp_path)
     monkeypatch.setattr("sys.stdin", io.StringIO(SECRET_KEY_A + "\n"))
     assert run("upstream", "add", "--name", "piped", "--data-dir", data)[0] == 0
     monkeypatch.setattr("sys.stdin", io.StringIO(SECRET_KEY_B + "\n"))

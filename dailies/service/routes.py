@@ -73,11 +73,6 @@ class KeyNotChecked(ApiError):
         return {"Retry-After": f"{RETRY_AFTER_FAILURE_SECONDS:.0f}"}
 
 
-async def project_of(caller: Annotated[Caller, Depends(caller_of)]) -> str:
-    return caller.project
-
-
-Project = Annotated[str, Depends(project_of)]
 CallerOf = Annotated[Caller, Depends(caller_of)]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import mimetypes
 import os
 import sys
@@ -276,6 +277,29 @@ def cmd_download(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seconds(minimum: float, inclusive: bool):
+    """An argparse type for a number of seconds, checked when the arguments are read: `create --wait`
+    would otherwise create the task, then fail in the wait without printing its id."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+        if not math.isfinite(value) or value < minimum or (value == minimum and not inclusive):
+            raise argparse.ArgumentTypeError(f"must be {'at least' if inclusive else 'more than'} {minimum:g} "
+                                             f"(seconds), got {text}")
+        return value
+
+    return parse
+
+
+def add_wait_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timeout", type=_seconds(0, inclusive=True), default=900,
+                        help="seconds to wait for the task to finish (default 900)")
+    parser.add_argument("--poll", type=_seconds(0, inclusive=False), default=2.0,
+                        help="seconds between two looks at the task (default 2)")
+
+
 def _bool(text: str) -> bool:
     lowered = text.lower()
     if lowered in ("true", "yes", "1", "on"):
@@ -308,8 +332,7 @@ def register(sub) -> None:
                         help="send without applying the catalog's rules locally (for a service that has "
                              "moved ahead of this catalog); the service still checks")
     create.add_argument("--wait", action="store_true", help="wait for the task to finish")
-    create.add_argument("--timeout", type=float, default=900)
-    create.add_argument("--poll", type=float, default=2.0)
+    add_wait_arguments(create)
     create.set_defaults(func=cmd_create)
 
     listing = sub.add_parser("list", help="list tasks of the last 7 days")
@@ -334,8 +357,7 @@ def register(sub) -> None:
     wait = sub.add_parser("wait", help="wait until a task finishes")
     add_connection_args(wait)
     wait.add_argument("task_id")
-    wait.add_argument("--timeout", type=float, default=900)
-    wait.add_argument("--poll", type=float, default=2.0)
+    add_wait_arguments(wait)
     wait.set_defaults(func=cmd_wait)
 
     download = sub.add_parser("download", help="download a task's video (or last frame)")

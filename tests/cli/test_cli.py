@@ -10,6 +10,7 @@ import av
 import pytest
 from PIL import Image
 
+from dailies.cli import main
 from dailies.launcher import PortTaken, check_port_free, run_up
 
 from ..live_service import start_live_service
@@ -245,3 +246,21 @@ def test_a_shared_journal_database_without_a_bucket_is_warned_about():
     assert journal_setting_warning({}) is None
     assert journal_setting_warning({JOURNAL_DATABASE_ENV: "postgresql://db/x", JOURNAL_STORAGE_ENV: "s3://b/p"}) is None
     assert "--storage" in journal_setting_warning({JOURNAL_DATABASE_ENV: "postgresql://db/x"})
+
+
+def test_wait_arguments_out_of_range_are_refused_before_anything_is_sent(ark_env, capsys):
+    """`create --wait --poll 0` used to create the task, then die in the wait with a traceback and
+    without its id: the numbers are checked as the arguments are read (exit 2), nothing is created."""
+    _, out, _ = run("list", "--json", "--page-size", "1")
+    before = json.loads(out)["total"]
+    for argv, option in ((("create", "-p", "poll zero", "--wait", "--poll", "0"), "--poll"),
+                         (("create", "-p", "timeout below 0", "--wait", "--timeout", "-1"), "--timeout"),
+                         (("create", "-p", "poll nan", "--wait", "--poll", "nan"), "--poll"),
+                         (("wait", "cgt-x", "--poll", "-1"), "--poll"),
+                         (("wait", "cgt-x", "--timeout", "-5"), "--timeout")):
+        with pytest.raises(SystemExit) as stopped:
+            main(list(argv))  # not run(): argparse's message goes to the real stderr, which capsys reads
+        assert stopped.value.code == 2, argv
+        assert f"argument {option}: must be" in capsys.readouterr().err
+    _, out, _ = run("list", "--json", "--page-size", "1")
+    assert json.loads(out)["total"] == before

@@ -58,24 +58,40 @@ def _media_url(value: str) -> str:
     return encode_data_url(path.read_bytes(), mime)
 
 
+DEFAULT_MODEL = "doubao-seedance-2-0-260128"
+# Each media option: its content item's type and role.
+_MEDIA_FLAGS = (("first_frame", "image_url", "first_frame"), ("last_frame", "image_url", "last_frame"),
+                ("ref_image", "image_url", "reference_image"), ("ref_video", "video_url", "reference_video"),
+                ("ref_audio", "audio_url", "reference_audio"))
+_PARAMETER_FLAGS = ("resolution", "ratio", "duration", "frames", "seed", "priority", "service_tier", "callback_url",
+                    "execution_expires_after", "safety_identifier", "camera_fixed", "watermark", "generate_audio",
+                    "draft", "return_last_frame")
+
+
+def _flags_beside_body(args: argparse.Namespace) -> list[str]:
+    """The options of the request's content given with --body (None when left out; --web-search False)."""
+    names = ("model", "prompt", *(flag for flag, _, _ in _MEDIA_FLAGS), "draft_task", *_PARAMETER_FLAGS)
+    given = [name for name in names if getattr(args, name) is not None] + (["web_search"] if args.web_search else [])
+    return ["--" + name.replace("_", "-") for name in given]
+
+
 def build_body(args: argparse.Namespace) -> dict[str, Any]:
     if args.body:
+        # The file is sent as it is: a flag beside it would be dropped without a word.
+        if given := _flags_beside_body(args):
+            raise CommandRefused(f"--body sends {args.body} as it is, so {', '.join(given)} would be ignored: "
+                                 "put them in the file, or leave out --body")
         return json.loads(Path(args.body).read_text() if args.body != "-" else sys.stdin.read())
     content: list[dict[str, Any]] = []
     if args.prompt:
         content.append({"type": "text", "text": args.prompt})
-    for flag, kind, role in (("first_frame", "image_url", "first_frame"), ("last_frame", "image_url", "last_frame"),
-                             ("ref_image", "image_url", "reference_image"),
-                             ("ref_video", "video_url", "reference_video"),
-                             ("ref_audio", "audio_url", "reference_audio")):
+    for flag, kind, role in _MEDIA_FLAGS:
         for value in getattr(args, flag) or []:
             content.append({"type": kind, kind: {"url": _media_url(value)}, "role": role})
     if args.draft_task:
         content.append({"type": "draft_task", "draft_task": {"id": args.draft_task}})
-    body: dict[str, Any] = {"model": args.model, "content": content}
-    for name in ("resolution", "ratio", "duration", "frames", "seed", "priority", "service_tier", "callback_url",
-                 "execution_expires_after", "safety_identifier", "camera_fixed", "watermark", "generate_audio",
-                 "draft", "return_last_frame"):
+    body: dict[str, Any] = {"model": args.model or DEFAULT_MODEL, "content": content}
+    for name in _PARAMETER_FLAGS:
         value = getattr(args, name)
         if value is not None:
             body[name] = value
@@ -312,7 +328,7 @@ def _bool(text: str) -> bool:
 def register(sub) -> None:
     create = sub.add_parser("create", help="create a task (local files become data URLs)")
     add_connection_args(create)
-    create.add_argument("--model", default="doubao-seedance-2-0-260128")
+    create.add_argument("--model", help=f"model or endpoint id (default {DEFAULT_MODEL})")
     create.add_argument("--prompt", "-p")
     create.add_argument("--first-frame", action="append", metavar="FILE|URL")
     create.add_argument("--last-frame", action="append", metavar="FILE|URL")
@@ -320,7 +336,8 @@ def register(sub) -> None:
     create.add_argument("--ref-video", action="append", metavar="URL")
     create.add_argument("--ref-audio", action="append", metavar="URL")
     create.add_argument("--draft-task", metavar="TASK_ID", help="make the final video of this draft")
-    create.add_argument("--body", metavar="FILE", help="send this JSON body as is ('-' for stdin)")
+    create.add_argument("--body", metavar="FILE", help="send this JSON body as it is ('-' for stdin); it takes "
+                                                        "none of the options of the content or its parameters")
     for name in ("resolution", "ratio", "service-tier", "callback-url", "safety-identifier"):
         create.add_argument(f"--{name}")
     for name in ("duration", "frames", "seed", "priority", "execution-expires-after"):

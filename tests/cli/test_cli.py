@@ -264,3 +264,17 @@ def test_wait_arguments_out_of_range_are_refused_before_anything_is_sent(ark_env
         assert f"argument {option}: must be" in capsys.readouterr().err
     _, out, _ = run("list", "--json", "--page-size", "1")
     assert json.loads(out)["total"] == before
+
+
+def test_body_with_other_content_options_is_refused_naming_them(ark_env, tmp_path):
+    """--body is sent as it is: options of the content beside it used to be dropped without a word."""
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps({"model": "doubao-seedance-2-0-260128", "resolution": "480p", "duration": 4,
+                                "content": [{"type": "text", "text": "from body"}]}))
+    code, out, err = run("create", "--body", str(body), "-p", "ignored prompt", "--resolution", "1080p",
+                         "--model", "doubao-seedance-1-5-pro-251215", "--camera-fixed", "false", "--json")
+    assert code == 2 and out == ""
+    assert "--model, --prompt, --resolution, --camera-fixed would be ignored" in err
+    code, out, err = run("create", "--body", str(body), "--no-local-check", "--json")
+    assert code == 0, err
+    assert json.loads(out)["id"].startswith("cgt-")

@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any, get_args
 
 from .client import (
+    BASE_URL_ENV,
     Client,
     DailiesError,
     RequestRuleError,
     RequestValidationError,
     UnsupportedEndpointError,
     WaitTimeout,
+    environment_defaults,
+    normalize_base_url,
 )
 from .client._base import poll_failed_for_now
 from .spec.media import encode_data_url
@@ -43,8 +46,27 @@ def add_connection_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def make_client(args: argparse.Namespace) -> Client:
-    return Client(base_url=args.base_url, api_key=args.api_key)
+def checked_base_url(args: argparse.Namespace) -> str:
+    """The base URL of --base-url, else ARK_BASE_URL, else the local service's; one the client
+    refuses (not http(s), a query) is bad input, named as the user gave it."""
+    url = args.base_url if args.base_url is not None else environment_defaults(os.environ)[0]
+    try:
+        return normalize_base_url(url)
+    except ValueError as exc:
+        raise CommandRefused(f"{'--base-url' if args.base_url is not None else BASE_URL_ENV}: {exc}") from None
+
+
+def make_client(args: argparse.Namespace, **options: Any) -> Client:
+    """The client of the connection options (every command that talks to a service makes it here)."""
+    return Client(base_url=checked_base_url(args), api_key=args.api_key, **options)
+
+
+def check_output_file(path: Path, option: str) -> None:
+    """Refuse, before the work is done (a whole download, a report), a file that cannot be written there."""
+    if path.is_dir():
+        raise CommandRefused(f"{option} {path} is a folder; give a file name (in it, if you like)")
+    if not path.parent.is_dir():
+        raise CommandRefused(f"{option} {path}: there is no folder {path.parent}")
 
 
 def _media_url(value: str) -> str:
@@ -81,7 +103,14 @@ def build_body(args: argparse.Namespace) -> dict[str, Any]:
         if given := _flags_beside_body(args):
             raise CommandRefused(f"--body sends {args.body} as it is, so {', '.join(given)} would be ignored: "
                                  "put them in the file, or leave out --body")
-        return json.loads(Path(args.body).read_text() if args.body != "-" else sys.stdin.read())
+        try:
+            text = Path(args.body).read_text() if args.body != "-" else sys.stdin.read()
+        except OSError as exc:
+            raise CommandRefused(f"--body {args.body}: {exc.strerror}") from None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CommandRefused(f"--body {args.body} is not JSON: {exc}") from None
     content: list[dict[str, Any]] = []
     if args.prompt:
         content.append({"type": "text", "text": args.prompt})
@@ -278,6 +307,7 @@ def cmd_download(args: argparse.Namespace) -> int:
             print("dailies: the task was not created with return_last_frame", file=sys.stderr)
             return 1
         out = Path(args.output or f"{args.task_id}{'.png' if args.last_frame else '.mp4'}")
+        check_output_file(out, "--output")
 
         def progress(done: int, total: int | None) -> None:
             if args.json:
@@ -399,3 +429,7 @@ def run(args: argparse.Namespace) -> int:
         # otherwise print a traceback, then another when it flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by the pipe
+    except OSError as exc:  # a file that could not be read or written after all (permissions, a full disk)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"dailies: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1

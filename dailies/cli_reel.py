@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cli_client import add_connection_args
+from .cli_client import add_connection_args, make_client
 from .client import Client, DailiesError
 from .reel import DEFAULT_FPS, DEFAULT_SIZE, SLATE_SECONDS, ReelShot, make_reel, parse_size, reel_duration, slate_lines
 from .spec.results import VIDEO_NAME
@@ -90,7 +90,7 @@ class _Sources:
     @property
     def client(self) -> Client:
         if self._client is None:
-            self._client = Client(base_url=self.args.base_url, api_key=self.args.api_key)
+            self._client = make_client(self.args)
         return self._client
 
     def close(self) -> None:

@@ -13,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+from .cli_client import check_output_file
+
 
 def cmd_report(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
@@ -23,6 +25,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if args.csv is None and args.pdf is None:
         raise SystemExit("dailies report: give --pdf FILE and/or --csv FILE")
+    for path, option in ((args.pdf, "--pdf"), (args.csv, "--csv")):
+        if path is not None:
+            check_output_file(path, option)
     journal = Journal(args.data_dir / "dashboard" / "journal.sqlite3", database_url=args.database_url or "",
                       storage=args.storage or "")
     try:

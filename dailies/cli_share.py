@@ -20,7 +20,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import cli_team
+from . import cli_client, cli_team
 
 DASHBOARD_URL_ENV = "DAILIES_DASHBOARD_URL"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
@@ -57,17 +57,13 @@ def _api_key(args: argparse.Namespace) -> str:
 
 def _client(args: argparse.Namespace):
     """The client, given a key (to keep copies, name the project and read prompts); None without."""
-    from .client import Client
-
     if not _api_key(args):
         return None
-    return Client(base_url=args.base_url, api_key=_api_key(args), timeout=60, max_retries=2)
+    return cli_client.make_client(args, timeout=60, max_retries=2)
 
 
 def _base_url(args: argparse.Namespace) -> str:
-    from .client import environment_defaults, normalize_base_url
-
-    return normalize_base_url(args.base_url or environment_defaults(os.environ)[0])
+    return cli_client.checked_base_url(args)
 
 
 def _keep(client, view, task_id: str) -> None:

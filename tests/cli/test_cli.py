@@ -278,3 +278,29 @@ def test_body_with_other_content_options_is_refused_naming_them(ark_env, tmp_pat
     code, out, err = run("create", "--body", str(body), "--no-local-check", "--json")
     assert code == 0, err
     assert json.loads(out)["id"].startswith("cgt-")
+
+
+def test_ordinary_mistakes_are_one_line_and_exit_2(ark_env, tmp_path, monkeypatch):
+    """A bad --body, an output path that cannot be written, a malformed base URL: each said in one line
+    on stderr (exit 2) instead of a traceback, a download's path checked before the video is fetched."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("{bad")
+    code, out, _ = run("create", "--prompt", "a kite", "--resolution", "480p", "--duration", "4", "--wait")
+    task_id = out.split()[0]
+    assert code == 0
+    for argv, said in (
+        (("create", "--body", str(bad)), f"--body {bad} is not JSON: Expecting property name"),
+        (("create", "--body", str(tmp_path / "none.json")), f"--body {tmp_path / 'none.json'}: No such file"),
+        (("download", task_id, "-o", str(tmp_path / "dl" / "first.mp4")), f"there is no folder {tmp_path / 'dl'}"),
+        (("download", task_id, "-o", str(tmp_path)), f"--output {tmp_path} is a folder"),
+        (("report", "--task", task_id, "--pdf", str(tmp_path / "nodir" / "r.pdf"), "--data-dir", str(tmp_path)),
+         f"--pdf {tmp_path / 'nodir' / 'r.pdf'}: there is no folder"),
+        (("list", "--base-url", "ftp://x"), "--base-url: base_url must be an http(s) URL"),
+    ):
+        code, out, err = run(*argv)
+        assert (code, out) == (2, ""), argv
+        assert err.startswith("dailies: ") and said in err and err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == [bad]  # nothing downloaded, no journal made for the report
+    monkeypatch.setenv("ARK_BASE_URL", "http://h?x=1")
+    code, _, err = run("list")
+    assert code == 2 and err == "dailies: ARK_BASE_URL: base_url must not carry a query or fragment, got 'http://h?x=1'\n"

@@ -421,6 +421,11 @@ def run(args: argparse.Namespace) -> int:
     except CommandRefused as exc:
         print(f"dailies: {exc}", file=sys.stderr)
         return EXIT_REFUSED
+    except KeyboardInterrupt:
+        # Ctrl-C in any command: a line, not a traceback (`wait` says more: the task it was following).
+        hint = "; the task may have been created: `dailies list` shows it" if args.command == "create" else ""
+        print(f"\ndailies: interrupted{hint}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except DailiesError as exc:
         print(f"dailies: {exc}", file=sys.stderr)
         return 1

@@ -304,3 +304,19 @@ def test_ordinary_mistakes_are_one_line_and_exit_2(ark_env, tmp_path, monkeypatc
     monkeypatch.setenv("ARK_BASE_URL", "http://h?x=1")
     code, _, err = run("list")
     assert code == 2 and err == "dailies: ARK_BASE_URL: base_url must not carry a query or fragment, got 'http://h?x=1'\n"
+
+
+def test_ctrl_c_in_any_command_is_one_line_and_exit_130(ark_env, monkeypatch):
+    from dailies import cli_client
+    from dailies.service import keys
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_client, "make_client", interrupted)
+    code, out, err = run("list")
+    assert (code, out, err) == (130, "", "\ndailies: interrupted\n")
+    code, _, err = run("create", "--prompt", "a kite")
+    assert code == 130 and "interrupted; the task may have been created" in err
+    monkeypatch.setattr(keys, "list_projects", interrupted)
+    assert run("keys")[:3:2] == (130, "\ndailies: interrupted\n")

@@ -29,7 +29,7 @@ from .client import (
 from .client._base import poll_failed_for_now
 from .spec.media import encode_data_url
 from .spec.models import ServiceTier, StoredMediaUrl, TaskRecord, TaskRequest
-from .spec.statuses import LISTABLE_FILTERS, TaskStatus
+from .spec.statuses import DELETABLE, LISTABLE_FILTERS, TaskStatus
 
 
 class CommandRefused(Exception):
@@ -285,9 +285,23 @@ def _medium_text(media: StoredMediaUrl) -> str:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
+    """The service's one DELETE cancels a queued task but deletes a finished one for good (its record
+    and result files): the task's status is read first, so a finished task is deleted only with
+    --delete, and the output says which of the two was done. (A task that ends between the two
+    requests is deleted by the service all the same: its answer cannot tell.)"""
     with make_client(args) as client:
+        status = client.tasks.get(args.task_id).status
+        finished = status in DELETABLE
+        if finished and not args.delete:
+            raise CommandRefused(f"task {args.task_id} is {status}: there is nothing to cancel, and deleting it "
+                                 f"removes its record and result files for good; `dailies cancel --delete "
+                                 f"{args.task_id}` does that")
         client.tasks.delete(args.task_id)
-    _print(args, {"id": args.task_id, "deleted_or_cancelled": True}, f"{args.task_id}: cancelled or deleted")
+    action = "deleted" if finished else "cancelled"
+    text = (f"{args.task_id}: deleted, its record and result files removed (it was {status})" if finished
+            else f"{args.task_id}: cancelled (it was {status})")
+    _print(args, {"id": args.task_id, "action": action, "previous_status": status, "deleted_or_cancelled": True},
+           text)
     return 0
 
 
@@ -395,11 +409,16 @@ def register(sub) -> None:
     for name, func, text in (("get", cmd_get, "show one task"),
                              ("request", cmd_request, "show what a task was asked for: prompt, inputs, "
                                                       "parameters (a Dailies service)"),
-                             ("cancel", cmd_cancel, "cancel a queued task or delete a finished one")):
+                             ("cancel", cmd_cancel, "cancel a queued task, or with --delete delete a finished "
+                                                    "one (its record and result files, for good)")):
         p = sub.add_parser(name, help=text)
         add_connection_args(p)
         p.add_argument("task_id")
         p.set_defaults(func=func)
+        if name == "cancel":
+            p.add_argument("--delete", action="store_true",
+                           help="delete the task if it has finished (succeeded, failed, expired); without it "
+                                "cancel refuses a finished task")
 
     wait = sub.add_parser("wait", help="wait until a task finishes")
     add_connection_args(wait)

@@ -87,10 +87,30 @@ def test_cancel_and_wait_progress_text(ark_env):
     task_id = out.strip()
     code, out, err = run("wait", task_id, "--poll", "0.2")
     assert code == 0 and f"{task_id}: succeeded" in err and "succeeded" in out
-    code, out, _ = run("cancel", task_id)
-    assert code == 0
+    code, out, err = run("cancel", task_id)
+    assert code == 2 and out == ""
+    assert f"task {task_id} is succeeded" in err and f"`dailies cancel --delete {task_id}`" in err
+    assert run("get", task_id)[0] == 0  # still there
+    code, out, _ = run("cancel", "--delete", task_id)
+    assert code == 0 and out == f"{task_id}: deleted, its record and result files removed (it was succeeded)\n"
     code, _, err = run("get", task_id)
     assert code == 1 and ("404" in err or "not found" in err.lower())
+
+
+def test_cancel_of_a_queued_task_says_it_cancelled_it(tmp_path, monkeypatch):
+    """On a service with no render slot the task stays queued: cancel cancels it, and says so."""
+    live = start_live_service(tmp_path, workers=0)
+    try:
+        monkeypatch.setenv("ARK_BASE_URL", live.base_url)
+        monkeypatch.setenv("ARK_API_KEY", live.api_key)
+        task_id = run("create", "--prompt", "never rendered")[1].strip()
+        code, out, _ = run("cancel", task_id, "--json")
+        assert code == 0
+        assert json.loads(out) == {"id": task_id, "action": "cancelled", "previous_status": "queued",
+                                   "deleted_or_cancelled": True}
+        assert json.loads(run("get", task_id, "--json")[1])["status"] == "cancelled"
+    finally:
+        live.stop()
 
 
 def test_a_closed_pipe_ends_the_output_quietly(ark_env):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from .client import (
+    API_KEY_ENV,
     BASE_URL_ENV,
     Client,
     DailiesError,
@@ -56,9 +57,25 @@ def checked_base_url(args: argparse.Namespace) -> str:
         raise CommandRefused(f"{'--base-url' if args.base_url is not None else BASE_URL_ENV}: {exc}") from None
 
 
+NO_API_KEY = (f"no API key: give --api-key KEY or set {API_KEY_ENV}; the local service's keys are shown by "
+              "`dailies keys --show` (with the --data-dir it runs with)")
+
+
 def make_client(args: argparse.Namespace, **options: Any) -> Client:
-    """The client of the connection options (every command that talks to a service makes it here)."""
-    return Client(base_url=checked_base_url(args), api_key=args.api_key, **options)
+    """The client of the connection options (every command that talks to a service makes it here);
+    without a key it says what a CLI user does about it, not what the client's caller does."""
+    api_key = args.api_key if args.api_key is not None else environment_defaults(os.environ)[1]
+    if not api_key:
+        raise CommandRefused(NO_API_KEY)
+    return Client(base_url=checked_base_url(args), api_key=api_key, **options)
+
+
+def _base_url_hint(args: argparse.Namespace, exc: DailiesError) -> str:
+    """A 404 from a base URL without the version prefix is that prefix missing, not a missing task."""
+    if getattr(exc, "status_code", None) != 404 or not hasattr(args, "base_url"):
+        return ""
+    url = checked_base_url(args)
+    return "" if url.endswith("/api/v3") else f" (is the base URL {url} right? it ends in /api/v3 as a rule)"
 
 
 def check_output_file(path: Path, option: str) -> None:
@@ -446,7 +463,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"\ndailies: interrupted{hint}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except DailiesError as exc:
-        print(f"dailies: {exc}", file=sys.stderr)
+        print(f"dailies: {exc}{_base_url_hint(args, exc)}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         # `dailies list | head` closed our stdout: stop quietly, as Unix tools do. Python would

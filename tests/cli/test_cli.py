@@ -340,3 +340,16 @@ def test_ctrl_c_in_any_command_is_one_line_and_exit_130(ark_env, monkeypatch):
     assert code == 130 and "interrupted; the task may have been created" in err
     monkeypatch.setattr(keys, "list_projects", interrupted)
     assert run("keys")[:3:2] == (130, "\ndailies: interrupted\n")
+
+
+def test_connection_mistakes_say_what_to_do_on_the_command_line(ark_env, monkeypatch):
+    """No key: the options and commands of the CLI, not the client's `api_key=...`; a base URL
+    without /api/v3 (every path a 404): a hint at the prefix."""
+    code, _, err = run("list", "--base-url", ark_env.root)
+    assert code == 1 and "404" in err and f"is the base URL {ark_env.root} right? it ends in /api/v3" in err
+    code, _, err = run("get", "cgt-nope")
+    assert code == 1 and "404" in err and "base URL" not in err  # a task that is not there: no hint
+    monkeypatch.delenv("ARK_API_KEY")
+    code, out, err = run("list")
+    assert (code, out) == (2, "")
+    assert "--api-key" in err and "ARK_API_KEY" in err and "dailies keys --show" in err and "api_key=" not in err

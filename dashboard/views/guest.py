@@ -22,7 +22,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from components import connection
+from components import connection, share_panel
 from components.markdown_text import markdown_text
 from components.review_comments import said, timecode_button
 from components.timecode_player import format_timecode, timecode_player
@@ -227,9 +227,19 @@ _NO_SIDEBAR = ("<style>[data-testid=stSidebar], [data-testid=stSidebarCollapsedC
                "[data-testid=stExpandSidebarButton] { display: none !important; }</style>")
 
 
+NOT_FOR_GUESTS = ("This dashboard is not set up for guests: it has no sign-in and is not in team mode, so it "
+                  "gives its own key to whoever opens it. Ask whoever sent the link for one to a team "
+                  "dashboard or to one whose visitors sign in.")
+
+
 def render(now: float | None = None) -> None:
     st.html(_NO_SIDEBAR)
     st.header("Shared review")
+    if not share_panel.guests_stay_guests():
+        # However the link was made (`dailies share create` cannot see the dashboard it points at): a
+        # guest here could drop `?share=` and use every page with the dashboard's key.
+        st.error(NOT_FOR_GUESTS)
+        st.stop()
     token = st.query_params.get("share", "")
     journal = connection.shared_journal()  # no connection, no key: the share says which scope
     now = time.time() if now is None else now

@@ -68,9 +68,10 @@ def test_the_panel_makes_a_share_shows_its_link_once_and_revokes_it(data_dir, mo
     assert any("revoked" in m.value for m in at.markdown)
 
 
-def test_the_guest_page_shows_the_share_only(data_dir):
+def test_the_guest_page_shows_the_share_only(data_dir, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
+    monkeypatch.setenv("DAILIES_DASHBOARD_TEAM", "1")
     journal = Journal(data_dir / "dashboard" / "journal.sqlite3", database_url="", storage="")
     ana = journal.scoped(Scope.of_project(BASE, "studio", author="Ana"))
     _, token = ana.create_share(["cgt-1"], 86_400, allow_comments=True, prompts={"cgt-1": "paper boats"})
@@ -116,5 +117,18 @@ def test_a_dashboard_that_gives_its_key_to_every_visitor_makes_no_share_links(da
     assert not at.exception
     assert [w.value for w in at.warning] == [share_panel.NO_SHARES_HERE]
     assert not at.button and not at.code
+    # A link made elsewhere (`dailies share create` cannot see the dashboard it points at) opens
+    # nothing on such a dashboard either.
+    journal = Journal(data_dir / "dashboard" / "journal.sqlite3", database_url="", storage="")
+    try:
+        _, token = journal.scoped(Scope.of_project(BASE, "studio", author="Ana")).create_share(
+            ["cgt-1"], 86_400, allow_comments=True, prompts={"cgt-1": "paper boats"})
+    finally:
+        journal.close()
+    guest = AppTest.from_file(GUEST_PAGE, default_timeout=60)
+    guest.query_params["share"] = token
+    guest.run()
+    assert len(guest.error) == 1 and "not set up for guests" in guest.error[0].value
+    assert not guest.get("video") and not guest.get("bidi_component") and "paper boats" not in str(guest.text)
     monkeypatch.setenv("DAILIES_DASHBOARD_TEAM", "1")
     assert share_panel.guests_stay_guests()

@@ -210,6 +210,7 @@ def test_the_guest_page_plays_what_is_kept_and_survives_a_copy_gone(journal, mon
     from dailies.journal.kept import KeptFile
 
     monkeypatch.setenv("DAILIES_DATA_DIR", str(tmp_path / "guest-data"))
+    monkeypatch.setenv("DAILIES_DASHBOARD_TEAM", "1")  # a dashboard where guests stay guests
     monkeypatch.setattr(connection, "shared_journal", lambda: journal)
     ana = project(journal, "studio", "Ana")
     for task in ("cgt-1", "cgt-2"):

@@ -96,6 +96,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
             if not budgets.remove_budget(engine, args.project, args.key or ""):
                 print("No such budget.", file=sys.stderr)
                 return 1
+            print(f"removed the budget of {f'member {args.key} of ' if args.key else ''}project {args.project}")
             return 0
         with engine.connect() as conn:
             statuses = budgets.budget_status(conn, args.project, time.time())

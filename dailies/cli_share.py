@@ -24,14 +24,20 @@ from . import cli_client, cli_team
 
 DASHBOARD_URL_ENV = "DAILIES_DASHBOARD_URL"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
+# A share link is for a review, not for ever: a typo such as 99999w would otherwise make one that
+# lasts millennia.
+MAX_EXPIRY_DAYS = 366
 
 
 def duration(text: str) -> float:
-    """'7d', '24h', '30m', '2w', '90s' (a number alone is days) in seconds."""
+    """'7d', '24h', '30m', '2w', '90s' (a number alone is days) in seconds, at most a year."""
     found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text.lower())
     if not found or float(found.group(1)) <= 0:
         raise argparse.ArgumentTypeError(f"not a duration (7d, 24h, 30m): {text!r}")
-    return float(found.group(1)) * _UNITS[found.group(2) or "d"]
+    seconds = float(found.group(1)) * _UNITS[found.group(2) or "d"]
+    if seconds > MAX_EXPIRY_DAYS * 86_400:
+        raise argparse.ArgumentTypeError(f"at most {MAX_EXPIRY_DAYS} days (a year), got {text!r}")
+    return seconds
 
 
 def _journal(args: argparse.Namespace):
@@ -191,7 +197,7 @@ def cmd_revoke(args: argparse.Namespace) -> int:
     if not done:
         print(f"dailies share: no share {args.share_id} to revoke (unknown, or revoked already)", file=sys.stderr)
         return 1
-    print(f"revoked share {args.share_id}")
+    print(json.dumps({"id": args.share_id, "revoked": True}) if args.json else f"revoked share {args.share_id}")
     return 0
 
 

@@ -222,6 +222,7 @@ def cmd_upstream(args: argparse.Namespace) -> int:
             if not args.name or not upstream_keys.remove(engine, args.name):
                 print("No such upstream key.", file=sys.stderr)
                 return 1
+            print(f"upstream key {args.name} removed; services stop using it from their next start")
         else:
             stored = upstream_keys.listed(engine)
             if not stored:

@@ -106,3 +106,5 @@ def test_a_budget_for_a_project_or_member_without_a_key_needs_force(tmp_path, mo
     assert run(*budget, "--project", "later", "--force")[0] == 0
     _, out, _ = run("budget", "list", "--project", "later", "--data-dir", data)
     assert "whole project" in out
+    code, out, _ = run("budget", "remove", "--project", "studio", "--key", "alice", "--data-dir", data)
+    assert (code, out) == (0, "removed the budget of member alice of project studio\n")

@@ -62,8 +62,8 @@ def test_create_list_and_revoke(data_dir):
     code, out, _ = run("share", "list", "--project", "other", "--base-url", BASE, "--data-dir", str(data_dir))
     assert code == 0 and made["id"] not in out
 
-    code, out, _ = run("share", "revoke", made["id"], "--data-dir", str(data_dir))
-    assert code == 0 and made["id"] in out
+    code, out, _ = run("share", "revoke", made["id"], "--data-dir", str(data_dir), "--json")
+    assert code == 0 and json.loads(out) == {"id": made["id"], "revoked": True}
     code, _, err = run("share", "revoke", made["id"], "--data-dir", str(data_dir))
     assert code == 1 and "no share" in err
     journal = journal_of(data_dir)
@@ -89,12 +89,12 @@ def test_a_share_needs_a_project_or_a_key(data_dir):
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("7d", 7 * 86_400), ("24h", 86_400), ("30m", 1800), ("2w", 14 * 86_400),
-                                               ("90s", 90), ("1", 86_400)])
+                                               ("90s", 90), ("1", 86_400), ("366d", 366 * 86_400)])
 def test_durations(text, seconds):
     assert duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["", "0d", "-1d", "7 days", "d"])
+@pytest.mark.parametrize("text", ["", "0d", "-1d", "7 days", "d", "99999w", "367d", "53w"])
 def test_bad_durations(text):
     with pytest.raises(argparse.ArgumentTypeError):
         duration(text)

@@ -55,7 +55,8 @@ def test_upstream_keys_are_stored_encrypted_and_used_by_priority(tmp_path, monke
         services.stop()
     code, out, _ = run("upstream", "list", "--data-dir", data)
     assert "set aside: HTTP 401 AuthenticationError" in out.splitlines()[0]
-    assert run("upstream", "remove", "--name", "spare", "--data-dir", data)[0] == 0
+    code, out, _ = run("upstream", "remove", "--name", "spare", "--data-dir", data)
+    assert code == 0 and out.startswith("upstream key spare removed")
     assert "spare" not in run("upstream", "list", "--data-dir", data)[1]
 
     # With the wrong secret, a service cannot start: a configuration error, said plainly.

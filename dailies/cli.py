@@ -139,7 +139,9 @@ TEAM_HELP = ("a dashboard shared by a team: it has no key of its own (ARK_API_KE
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dailies", description="Compose, run and review AI video generations.")
+    parser = argparse.ArgumentParser(prog="dailies", description="Compose, run and review AI video generations.",
+                                     epilog=cli_client.EXIT_STATUSES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the task service")

@@ -181,6 +181,23 @@ def _progress_waiter(quiet: bool):
     return on_update
 
 
+# What each exit status means, for `dailies --help`, `create --help` and `wait --help` (README's list too).
+EXIT_STATUSES = """\
+exit statuses:
+  0    done (create --wait, wait: the task succeeded)
+  1    the task failed, expired or was cancelled (create --wait, wait); or the service refused the
+       request or could not be reached (the message says which: "[403 ...]" is the service's answer);
+       or the command could not be done (no such budget or share, a file that could not be written);
+       also some older checks of options (a missing --amount, --project or --name; a --first-frame
+       file that does not exist)
+  2    refused before anything was sent or written: bad options or input, a request the catalog's
+       rules refuse, a missing API key or service database, a finished task to cancel without --delete
+  3    create --wait, wait: the --timeout came before the task's end (the task goes on)
+  4    create --wait, wait: the service did not answer until the --timeout (the task goes on)
+  130  interrupted (Ctrl-C)
+  141  the output was closed early (`dailies list | head`)
+"""
+
 # Exit statuses of a wait that did not see the task end: the task may still be running (not a failure
 # of the task, which is 1). 130: stopped with Ctrl-C, as a shell reports SIGINT.
 EXIT_WAIT_TIMEOUT = 3
@@ -387,7 +404,8 @@ def _bool(text: str) -> bool:
 
 
 def register(sub) -> None:
-    create = sub.add_parser("create", help="create a task (local files become data URLs)")
+    create = sub.add_parser("create", help="create a task (local files become data URLs)", epilog=EXIT_STATUSES,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     add_connection_args(create)
     create.add_argument("--model", help=f"model or endpoint id (default {DEFAULT_MODEL})")
     create.add_argument("--prompt", "-p")
@@ -437,7 +455,8 @@ def register(sub) -> None:
                            help="delete the task if it has finished (succeeded, failed, expired); without it "
                                 "cancel refuses a finished task")
 
-    wait = sub.add_parser("wait", help="wait until a task finishes")
+    wait = sub.add_parser("wait", help="wait until a task finishes", epilog=EXIT_STATUSES,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
     add_connection_args(wait)
     wait.add_argument("task_id")
     add_wait_arguments(wait)

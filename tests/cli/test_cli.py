@@ -355,3 +355,13 @@ def test_connection_mistakes_say_what_to_do_on_the_command_line(ark_env, monkeyp
     code, out, err = run("list")
     assert (code, out) == (2, "")
     assert "--api-key" in err and "ARK_API_KEY" in err and "dailies keys --show" in err and "api_key=" not in err
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["create", "--help"], ["wait", "--help"]])
+def test_help_lists_the_exit_statuses(argv, capsys):
+    with pytest.raises(SystemExit):
+        main(argv)
+    shown = capsys.readouterr().out
+    assert "exit statuses:" in shown
+    for status in ("0 ", "1 ", "2 ", "3 ", "4 ", "130 "):
+        assert f"\n  {status}" in shown

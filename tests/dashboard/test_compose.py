@@ -662,22 +662,32 @@ def test_empty_draft_id_is_explained_beside_the_picker(dashboard_env):
     assert submit_button(at).disabled
 
 
-def test_a_previous_tasks_video_as_a_reference(client):
-    earlier = client.tasks.create({"model": V20, "content": [{"type": "text", "text": "a wave"}],
-                                   "resolution": "480p", "duration": 4})
+def earlier_result(client, text: str, **fields):
+    """A succeeded task the reference picker lists (finished, and made before the current second)."""
+    earlier = client.tasks.create({"model": V20, "content": [{"type": "text", "text": text}],
+                                   "resolution": "480p", **fields})
     record = client.wait(earlier.id, timeout=120, poll_interval=0.1)
     assert record.status == "succeeded"
-    # The picker lists finished tasks, and the list window ends at the current second.
     wait_until(lambda: earlier.id in {t.id for t in client.tasks.list(page_size=50).items}, "the task is listed")
+    return record
 
-    at = setup(compose(), model=V20, mode="references", prompt="the same wave, at night")
+
+def pick_previous_videos(at, task_id: str, count: int) -> None:
+    """References mode with no image and `count` reference videos, each the result of `task_id`."""
     at.number_input(key="compose.ref_images").set_value(0)
-    at.number_input(key="compose.ref_videos").set_value(1)
+    at.number_input(key="compose.ref_videos").set_value(count)
     rerun(at)
-    at.radio(key="compose.ref_video.0.source").set_value("Previous task")
-    rerun(at)
-    at.selectbox(key="compose.ref_video.0.task").set_value(earlier.id)
-    rerun(at)
+    for slot in range(count):
+        at.radio(key=f"compose.ref_video.{slot}.source").set_value("Previous task")
+        rerun(at)
+        at.selectbox(key=f"compose.ref_video.{slot}.task").set_value(task_id)
+        rerun(at)
+
+
+def test_a_previous_tasks_video_as_a_reference(client):
+    record = earlier_result(client, "a wave", duration=4)
+    at = setup(compose(), model=V20, mode="references", prompt="the same wave, at night")
+    pick_previous_videos(at, record.id, 1)
     assert body(at)["content"][1] == {"type": "video_url", "video_url": {"url": record.content.video_url},
                                       "role": "reference_video"}
     captions = " ".join(c.value for c in at.caption)
@@ -720,34 +730,19 @@ def test_a_final_starts_at_the_users_own_resolution_not_the_drafts(dashboard_env
 
 
 def test_earlier_results_as_references_are_held_to_15_s_together(client):
-    earlier = client.tasks.create({"model": V20, "content": [{"type": "text", "text": "a long wave"}],
-                                   "resolution": "480p", "ratio": "16:9", "duration": 15})
-    record = client.wait(earlier.id, timeout=120, poll_interval=0.1)
-    assert record.status == "succeeded"
-    wait_until(lambda: earlier.id in {t.id for t in client.tasks.list(page_size=50).items}, "the task is listed")
+    earlier = earlier_result(client, "a long wave", ratio="16:9", duration=15)
     seconds = (24 * 15 + 1) / 24  # a "15 s" result: 24 x 15 + 1 frames
 
     at = setup(compose(), model=V20, mode="references", prompt="the same wave, twice")
     at.selectbox(key="compose.ratio").set_value("16:9")
-    at.number_input(key="compose.ref_images").set_value(0)
-    at.number_input(key="compose.ref_videos").set_value(1)
-    rerun(at)
-    at.radio(key="compose.ref_video.0.source").set_value("Previous task")
-    rerun(at)
-    at.selectbox(key="compose.ref_video.0.task").set_value(earlier.id)
-    rerun(at)
+    pick_previous_videos(at, earlier.id, 1)
     assert not panel_problems(at)  # a 15 s result alone is a 15 s reference
     # The estimate counts the input video's frames, as the service bills them.
     expected = cost(CreateTaskRequest.model_validate(body(at)), prices=costs.price_table(),
                     input_video_seconds=seconds)
     assert at.metric[2].value == costs.cost_text(expected).removeprefix("≈ ")
 
-    at.number_input(key="compose.ref_videos").set_value(2)
-    rerun(at)
-    at.radio(key="compose.ref_video.1.source").set_value("Previous task")
-    rerun(at)
-    at.selectbox(key="compose.ref_video.1.task").set_value(earlier.id)
-    rerun(at)
+    pick_previous_videos(at, earlier.id, 2)
     [problem] = media.reference_videos_problems([("content[1].video_url", seconds), ("content[2].video_url", seconds)])
     assert f"`{problem.path}`: {problem.message}" in panel_problems(at)  # the second video's slot is named
     assert problem.path == "content[2].video_url"

@@ -19,6 +19,7 @@ from .client import (
     API_KEY_ENV,
     BASE_URL_ENV,
     Client,
+    ConflictError,
     DailiesError,
     RequestRuleError,
     RequestValidationError,
@@ -319,24 +320,41 @@ def _medium_text(media: StoredMediaUrl) -> str:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    """The service's one DELETE cancels a queued task but deletes a finished one for good (its record
-    and result files): the task's status is read first, so a finished task is deleted only with
-    --delete, and the output says which of the two was done. (A task that ends between the two
-    requests is deleted by the service all the same: its answer cannot tell.)"""
+    """The spec's one DELETE cancels a queued task but deletes a finished one for good (its record and
+    result files): the task's status is read first, so a finished task is deleted only with --delete,
+    and the output says which of the two was done. Without --delete, a Dailies service is asked to
+    cancel only (`tasks.cancel_only`), so a task that ends between the read and the cancel is not
+    deleted; elsewhere (the real Ark) that moment remains, and DELETE is all there is."""
     with make_client(args) as client:
         status = client.tasks.get(args.task_id).status
         finished = status in DELETABLE
         if finished and not args.delete:
-            raise CommandRefused(f"task {args.task_id} is {status}: there is nothing to cancel, and deleting it "
-                                 f"removes its record and result files for good; `dailies cancel --delete "
-                                 f"{args.task_id}` does that")
-        client.tasks.delete(args.task_id)
+            raise _finished_refusal(args.task_id, status)
+        if finished:
+            client.tasks.delete(args.task_id)
+        else:
+            try:
+                client.tasks.cancel_only(args.task_id)
+            except UnsupportedEndpointError:
+                client.tasks.delete(args.task_id)
+            except ConflictError as exc:
+                if exc.code != TASK_FINISHED:
+                    raise
+                raise _finished_refusal(args.task_id, client.tasks.get(args.task_id).status) from None
     action = "deleted" if finished else "cancelled"
     text = (f"{args.task_id}: deleted, its record and result files removed (it was {status})" if finished
             else f"{args.task_id}: cancelled (it was {status})")
     _print(args, {"id": args.task_id, "action": action, "previous_status": status, "deleted_or_cancelled": True},
            text)
     return 0
+
+
+TASK_FINISHED = "InvalidAction.TaskFinished"  # the service's answer to a cancel of a finished task
+
+
+def _finished_refusal(task_id: str, status: str) -> CommandRefused:
+    return CommandRefused(f"task {task_id} is {status}: there is nothing to cancel, and deleting it removes its "
+                          f"record and result files for good; `dailies cancel --delete {task_id}` does that")
 
 
 def cmd_wait(args: argparse.Namespace) -> int:

@@ -224,6 +224,10 @@ class Endpoints:
     def me(self) -> RequestSpec:
         return RequestSpec("GET", self._own("me"), self._headers())
 
+    def cancel_only(self, task_id: str) -> RequestSpec:
+        self._task_url(task_id)  # the same check of the id
+        return RequestSpec("POST", self._own(f"tasks/{quote(task_id, safe='')}/cancel"), self._headers(), json={})
+
     def task_request(self, task_id: str) -> RequestSpec:
         self._task_url(task_id)  # the same check of the id
         return RequestSpec("GET", self._own(f"tasks/{quote(task_id, safe='')}/request"), self._headers())

@@ -118,6 +118,17 @@ class Tasks:
             if not done_by_earlier_attempt(attempts, exc.status_code, exc.code):
                 raise
 
+    def cancel_only(self, task_id: str) -> None:
+        """Cancel a task that has not started, and never delete one: a Dailies service's own endpoint
+        (`/dailies/v1/tasks/{id}/cancel`). `delete` (the spec's DELETE) deletes a finished task for
+        good, so a cancel sent as the task ends deletes its result; this one answers 409
+        (`ConflictError`, code `InvalidAction.TaskFinished`) instead. A task cancelled already counts
+        as done. Raises `UnsupportedEndpointError` on a service without it (the real Ark)."""
+        try:
+            self._client._send(self._client._endpoints.cancel_only(task_id))
+        except NotFoundError as exc:
+            raise unless_task_not_found(exc) from None
+
     def callbacks(self, task_id: str) -> CallbackLog:
         """The task's callback delivery log, an endpoint of the local service beyond the specification:
         the real service answers 404 (`NotFoundError`), as it does for a task it does not have."""

@@ -6,6 +6,8 @@ stays exactly the contract real clients expect). Same authentication and error s
 - `GET /dailies/v1/spend?since=YYYY-MM-DD`: the project's spend per day, member, model and state,
   and its budgets with what is left (budgets.py).
 - `GET /dailies/v1/tasks/{task_id}/callbacks`: the delivery log of a task's callbacks (callbacks.py).
+- `POST /dailies/v1/tasks/{task_id}/cancel`: cancel a task that has not started, never delete one (a
+  finished task is a 409 `InvalidAction.TaskFinished`; one cancelled already is answered as done).
 - `GET /dailies/v1/tasks/{task_id}/request`: a task's stored request, its prompt and inputs (inline
   images as thumbnails, never the data; stored_requests.py), and the member who created it. A task of
   another project answers 404 exactly as an unknown one, as `GET /api/v3/.../tasks/{id}` does.
@@ -97,6 +99,16 @@ async def callback_log(request: Request, task_id: str, caller: CallerOf) -> JSON
     svc = services(request)
     items = await call_service(request, _callback_log, svc, caller.project, task_id, reads_only=True)
     return JSONResponse({"items": items}, headers=headers)
+
+
+@router.post("/tasks/{task_id}/cancel", response_model=None,
+             summary="Cancel a task that has not started; never delete (a finished task is a 409)")
+async def cancel(request: Request, task_id: str, caller: CallerOf) -> JSONResponse:
+    """The spec's DELETE cancels a queued task but deletes a finished one for good: a cancel sent as
+    its task ends deletes the result. This one only cancels. Counted as a read, as DELETE is."""
+    headers = await admitted(request, caller, "read")
+    await call_service(request, services(request).tasks.cancel, caller.project, task_id)
+    return JSONResponse({"id": task_id, "status": "cancelled"}, headers=headers)
 
 
 def _callback_log(svc, project: str, task_id: str) -> list[dict]:

@@ -281,7 +281,34 @@ class TaskService:
 
     def delete(self, project: str, task_id: str) -> None:
         """queued -> cancelled; terminal -> record deleted; running or cancelled -> 409."""
-        row = self.get(project, task_id)
+        cancelled, row = self._cancel_if_waiting(project, self.get(project, task_id))
+        if cancelled:
+            return
+        if row.status in DELETABLE:
+            deleted = self.store.delete_terminal(project, task_id)
+            if deleted is not None:
+                delete_files(self.store, self.storage, [task_id], self.now())
+                return
+            row = self.get(project, task_id)
+        raise _not_cancellable(row)
+
+    def cancel(self, project: str, task_id: str) -> None:
+        """Cancel a task that has not started (a gateway's: or still waits in the upstream's queue),
+        never delete anything: a finished task is a 409, so a cancel sent as its task ends cannot delete
+        its result the way the spec's DELETE does. A task cancelled already is answered as done (a
+        retried cancel whose first answer was lost)."""
+        cancelled, row = self._cancel_if_waiting(project, self.get(project, task_id))
+        if cancelled or row.status == TaskStatus.CANCELLED:
+            return
+        if row.status in DELETABLE:
+            raise ApiError(409, "InvalidAction.TaskFinished",
+                           f"The task {task_id} has {row.status}: there is nothing to cancel.", "id")
+        raise _not_cancellable(row)
+
+    def _cancel_if_waiting(self, project: str, row: Row) -> tuple[bool, Row]:
+        """Cancel `row` if it waits (queued here, or a gateway's task still queued upstream): (whether
+        it was cancelled, the row as it is now)."""
+        task_id = row.id
         if row.status == TaskStatus.QUEUED and self._handed_upstream(row):
             # Queued here again after it was handed over (a worker stopped, a download postponed): the
             # upstream has it, and cancelling it here alone would leave it running (and billed) there.
@@ -290,27 +317,24 @@ class TaskService:
                                f"The task {task_id} has started at the provider and cannot be cancelled.", "id")
         if row.status == TaskStatus.QUEUED:
             if self.store.cancel(project, task_id, self.now()) is not None:
-                return
+                return True, row
             row = self.get(project, task_id)  # it started or ended meanwhile
-        if row.status in DELETABLE:
-            deleted = self.store.delete_terminal(project, task_id)
-            if deleted is not None:
-                delete_files(self.store, self.storage, [task_id], self.now())
-                return
-            row = self.get(project, task_id)
         if row.status == TaskStatus.RUNNING and self.cancel_upstream is not None and row.generator_state:
             # A gateway's task is "running" here from the moment it is handed over, but it may still
             # wait in the upstream's queue, where it can be cancelled like a task queued here.
             if self.cancel_upstream(json.loads(row.generator_state)) and \
                     self.store.cancel_forwarded(project, task_id, self.now()) is not None:
-                return
+                return True, row
             row = self.get(project, task_id)
-        if row.status == TaskStatus.RUNNING:
-            raise ApiError(409, "InvalidAction.RunningTaskDeletion",
-                           f"The task {task_id} is running and cannot be cancelled or deleted.", "id")
-        raise ApiError(409, "InvalidAction.CancelledTaskDeletion",
-                       f"The task {task_id} was cancelled; its record is kept until it is purged.", "id")
+        return False, row
 
+
+def _not_cancellable(row: Row) -> ApiError:
+    if row.status == TaskStatus.RUNNING:
+        return ApiError(409, "InvalidAction.RunningTaskDeletion",
+                        f"The task {row.id} is running and cannot be cancelled or deleted.", "id")
+    return ApiError(409, "InvalidAction.CancelledTaskDeletion",
+                    f"The task {row.id} was cancelled; its record is kept until it is purged.", "id")
 
 def delete_files(store, storage, task_ids: list[str], now: float) -> None:
     """Delete the files of records just deleted; those the storage does not take now are remembered

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 
 import av
 import pytest
@@ -109,6 +110,34 @@ def test_cancel_of_a_queued_task_says_it_cancelled_it(tmp_path, monkeypatch):
         assert json.loads(out) == {"id": task_id, "action": "cancelled", "previous_status": "queued",
                                    "deleted_or_cancelled": True}
         assert json.loads(run("get", task_id, "--json")[1])["status"] == "cancelled"
+    finally:
+        live.stop()
+
+
+def test_a_task_that_ends_between_the_read_and_the_cancel_is_not_deleted(tmp_path, monkeypatch):
+    """cancel reads the task (queued), then cancels it; a task that ended in between was deleted by the
+    spec's DELETE, its result with it. On a Dailies service the cancel only cancels: refused (exit 2)."""
+    from dailies.client import sync
+
+    live = start_live_service(tmp_path, workers=0)
+    try:
+        monkeypatch.setenv("ARK_BASE_URL", live.base_url)
+        monkeypatch.setenv("ARK_API_KEY", live.api_key)
+        task_id = run("create", "--prompt", "ends meanwhile")[1].strip()
+        store = live.app.state.services.store
+        read = sync.Tasks.get
+
+        def read_then_it_ends(self, asked_id):
+            record = read(self, asked_id)
+            if store.get_by_id(task_id).status == "queued":
+                assert store.claim_next("w1", time.time()).id == task_id
+                store.fail(task_id, "w1", time.time(), "InternalServiceError", "ended as the cancel was sent")
+            return record
+
+        monkeypatch.setattr(sync.Tasks, "get", read_then_it_ends)
+        code, out, err = run("cancel", task_id)
+        assert code == 2 and out == "" and f"task {task_id} is failed" in err
+        assert store.get_by_id(task_id).status == "failed"  # still there: nothing deleted
     finally:
         live.stop()
 

@@ -258,6 +258,23 @@ def test_delete_and_its_cancel_alias(make_client):
         assert json.loads(request.content) == {}
 
 
+def test_cancel_only_posts_to_the_services_own_cancel_and_says_when_there_is_none(make_client):
+    from dailies.client import UnsupportedEndpointError
+
+    server = ScriptedServer(reply(200, {"id": TASK_ID, "status": "cancelled"}))
+    assert make_client(server).tasks.cancel_only(TASK_ID) is None
+    [request] = server.requests
+    assert (request.method, str(request.url)) == ("POST", f"{OWN_TASKS_URL}/{TASK_ID}/cancel")
+    finished = ScriptedServer(reply(409, error_body("InvalidAction.TaskFinished", "Conflict")))
+    with pytest.raises(ConflictError) as refused:
+        make_client(finished).tasks.cancel_only(TASK_ID)
+    assert refused.value.code == "InvalidAction.TaskFinished"
+    # The real Ark has no such path: its 404 is not "no such task".
+    ark = ScriptedServer(reply(404, error_body("NotFound", "NotFound")))
+    with pytest.raises(UnsupportedEndpointError):
+        make_client(ark).tasks.cancel_only(TASK_ID)
+
+
 def test_delete_of_a_running_task_is_a_conflict_not_retried(make_client):
     body = error_body("InvalidAction.RunningTaskDeletion", "Conflict")
     server = ScriptedServer(reply(409, body))

@@ -9,7 +9,7 @@ import pytest
 
 from dailies.spec import limits as L
 
-from .conftest import KEY_A, MODEL_1_0, MODEL_1_5, TASKS, text_body
+from .conftest import KEY_A, KEY_B, MODEL_1_0, MODEL_1_5, OWN_TASKS, TASKS, text_body
 from .test_api_basics import assert_error
 
 pytestmark = pytest.mark.anyio
@@ -109,6 +109,25 @@ async def test_delete_terminal_removes_record_and_files(env):
     assert (await env.delete(task_id)).json() == {}
     assert_error(await env.get(task_id), 404, "NotFound.Task")
     assert env.stored(task_id) == set()
+
+
+async def test_the_dailies_cancel_cancels_what_waits_and_never_deletes(env):
+    """`POST /dailies/v1/tasks/{id}/cancel`: the spec's DELETE of a task that ended as it was sent
+    deletes its result; this cancel answers 409 for a finished task and keeps it."""
+    def cancel(task_id: str, key: str = KEY_A):
+        return env.client.post(f"{OWN_TASKS}/{task_id}/cancel", headers={"Authorization": f"Bearer {key}"})
+
+    queued, running, finished = await make(env, 3)
+    assert (await cancel(queued)).json() == {"id": queued, "status": "cancelled"}
+    assert (await env.get(queued)).json()["status"] == "cancelled"
+    assert (await cancel(queued)).status_code == 200  # a retried cancel: done already
+    env.services.store.claim_next("w1", env.clock())  # the oldest waiting: `running`
+    assert_error(await cancel(running), 409, "InvalidAction.RunningTaskDeletion", "id")
+    env.run_next()  # `finished`
+    assert (await env.get(finished)).json()["status"] == "succeeded"
+    assert_error(await cancel(finished), 409, "InvalidAction.TaskFinished", "id")
+    assert (await env.get(finished)).json()["status"] == "succeeded" and env.stored(finished) == {"video.mp4"}
+    assert_error(await cancel(finished, key=KEY_B), 404, "NotFound.Task", "id")  # another project's
 
 
 async def test_cancel_never_races_a_success(env):

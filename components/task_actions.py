@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from dailies.client import APIError, Client
+from dailies.client import APIError, Client, ConflictError, UnsupportedEndpointError
 from dailies.journal import Journal, Submission
 from dailies.spec.models import TaskRecord
 from dailies.spec.statuses import DELETABLE, TaskStatus
@@ -108,7 +108,7 @@ def cancel_or_delete(client: Client, journal: Journal, record: TaskRecord, key_p
         with st.popover("🚫 Cancel task…"):
             st.write("Cancel this queued task? It will not run and nothing is billed.")
             if st.button("Yes, cancel it", key=f"{key_prefix}.confirm_cancel", type="primary"):
-                _delete(client, journal, record, f"Cancelled {record.id}.")
+                _cancel(client, journal, record)
     elif record.status in DELETABLE:
         kept = journal.kept(record.id)
         with st.popover("🗑️ Delete task…"):
@@ -123,6 +123,27 @@ def cancel_or_delete(client: Client, journal: Journal, record: TaskRecord, key_p
         st.caption("A running task can be neither cancelled nor deleted (the service answers 409).")
     elif record.status == TaskStatus.CANCELLED:
         st.caption("A cancelled task's record stays until the service purges it (7 days after creation).")
+
+
+def _cancel(client: Client, journal: Journal, record: TaskRecord) -> None:
+    """Cancel only: the record on screen may be minutes old, and the spec's DELETE of a task that has
+    finished since deletes its result. A Dailies service cancels without deleting; elsewhere (the real
+    Ark) DELETE is all there is."""
+    try:
+        client.tasks.cancel_only(record.id)
+    except UnsupportedEndpointError:
+        _delete(client, journal, record, f"Cancelled {record.id}.")
+        return
+    except ConflictError as exc:
+        data.changed()
+        st.warning(f"{record.id} could not be cancelled: {exc.message} Nothing was deleted.")
+        return
+    except APIError as exc:
+        st.error(f"The service refused: {exc}")
+        return
+    data.changed()
+    flash(f"Cancelled {record.id}.")
+    st.rerun()
 
 
 def _delete(client: Client, journal: Journal, record: TaskRecord, done: str) -> None:

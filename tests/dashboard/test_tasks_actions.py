@@ -86,6 +86,41 @@ def test_cancel_a_queued_task(dashboard_env, tmp_path, monkeypatch):
         idle.stop()
 
 
+def stale_cancel_page(base_url: str, api_key: str, record_json: str, data_dir: str) -> None:
+    """The detail's cancel, offered for a record read while the task was queued."""
+    from pathlib import Path
+
+    from components import task_actions
+    from dailies.client import Client
+    from dailies.journal import Journal
+    from dailies.spec.models import TaskRecord
+
+    record = TaskRecord.model_validate_json(record_json)
+    with Client(base_url=base_url, api_key=api_key) as client:
+        task_actions.cancel_or_delete(client, Journal(Path(data_dir) / "journal.sqlite3"), record, "stale")
+
+
+def test_a_cancel_confirmed_after_the_task_finished_deletes_nothing(dashboard_env, tmp_path):
+    """The popover offers to cancel the queued task shown; the task runs and succeeds meanwhile; "Yes,
+    cancel it" sent the spec's DELETE, which deleted the finished task and its result."""
+    idle = start_live_service(tmp_path / "idle", workers=0)
+    try:
+        with Client(base_url=idle.base_url, api_key=idle.api_key) as c:
+            task_id = c.tasks.create(small("finishes before the click")).id
+            queued = c.tasks.get(task_id)
+            at = AppTest.from_function(stale_cancel_page, args=(idle.base_url, idle.api_key, queued.model_dump_json(),
+                                                               str(tmp_path)), default_timeout=30).run()
+            store = idle.app.state.services.store
+            assert store.claim_next("w1", time.time()).id == task_id
+            store.fail(task_id, "w1", time.time(), "InternalServiceError", "ended before the click")
+            at.button(key="stale.confirm_cancel").click().run()
+            assert not at.exception
+            assert c.tasks.get(task_id).status == "failed"  # still there
+            assert any("could not be cancelled" in w.value and "Nothing was deleted" in w.value for w in at.warning)
+    finally:
+        idle.stop()
+
+
 def test_delete_a_terminal_task(dashboard_env, client):
     task_id = finished(client, small("to be deleted"))
     at = detail(task_id)

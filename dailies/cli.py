@@ -42,6 +42,7 @@ def default_workers() -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from .launcher import PortTaken, check_port_free
     from .service.app import create_app
     from .service.settings import Settings
     from .service.startup import ConfigurationError, wait_for_database
@@ -60,6 +61,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         storage=args.storage,
         **cli_team.upstream_settings(args),
     )
+    try:
+        # Before anything starts: on a taken port the app's render slots claimed queued tasks, and the
+        # process then failed to bind (exit 3) with renders under way.
+        check_port_free(args.host, args.port, "service")
+    except PortTaken:
+        print(f"dailies serve cannot start: port {args.port} on {args.host} is taken. Stop whatever uses it "
+              "or choose another (--port).", file=sys.stderr)
+        return 2
     try:
         wait_for_database(settings, threading.Event())
         app = create_app(settings, grace_period=args.grace_period)

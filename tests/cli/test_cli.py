@@ -189,6 +189,33 @@ def test_up_says_clearly_when_a_port_is_taken(tmp_path, capsys):
     assert f"Port {port}" in capsys.readouterr().err
 
 
+def test_serve_on_a_taken_port_says_so_before_it_claims_anything(tmp_path):
+    """It started its render slots, which claimed queued tasks, and only then failed to bind (exit 3)."""
+    import sqlite3
+
+    import httpx
+
+    live = start_live_service(tmp_path, workers=0)  # a task waiting in the data directory's queue
+    try:
+        created = httpx.post(live.base_url + "/contents/generations/tasks", headers={
+            "Authorization": f"Bearer {live.api_key}"}, json={
+            "model": "doubao-seedance-2-0-260128", "content": [{"type": "text", "text": "waits"}]})
+        task_id = created.json()["id"]
+    finally:
+        live.stop()
+    from dailies.service import keys as key_store
+
+    key_store.create_key(tmp_path, "tests")  # a service that would start, but for its port
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        code, _, err = run("serve", "--data-dir", str(tmp_path), "--port", str(port), "--workers", "1")
+    assert code == 2 and f"port {port} on 127.0.0.1 is taken" in err
+    with sqlite3.connect(tmp_path / "dailies.sqlite3") as db:
+        assert db.execute("SELECT status FROM tasks WHERE id = ?", (task_id,)).fetchone() == ("queued",)
+
+
 def test_a_port_left_in_time_wait_by_a_stopped_run_is_free():
     # The side that closes first keeps TIME_WAIT: a server that stopped while a client was connected.
     # Linux lets the port be bound again only if the old socket had SO_REUSEADDR too, as uvicorn's has.

@@ -2,12 +2,18 @@
 a Dailies service returns a task's stored request (`/dailies/v1/tasks/{id}/request`, inputs as small
 thumbnails). A stored request never changes, so each is asked once per connection and kept (an LRU of
 a few thousand); a service without the endpoint (the real Ark) is remembered as such and not asked again.
+
+One task's request is asked where it is shown (`stored_request`: the detail, a Review card); a page
+of them (the Tasks table's prompts) with `stored_requests`, side by side and within a time budget.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from dailies.client import Client, DailiesError, NotFoundError, UnsupportedEndpointError
 from dailies.spec.models import TaskRequest
@@ -15,7 +21,22 @@ from dailies.spec.models import TaskRequest
 MAX_KEPT = 4000
 _kept: OrderedDict[tuple[str, str], TaskRequest | None] = OrderedDict()
 _unsupported: set[str] = set()
+# Connections whose service has answered the endpoint (a request, or "no such task"): a page of
+# requests is then asked all at once; before that one is asked alone, so a service without the
+# endpoint gets one 404, not a page of them.
+_supported: set[str] = set()
 _lock = threading.Lock()
+
+# How long a page waits for the requests it has not seen yet. The table is drawn then, whatever is
+# missing; a read still under way lands in the cache for the page's next run (never asked twice at
+# once), so a slow or failing service costs the page at most this on each run, never the client's
+# timeouts and retries.
+WAIT_S = 2.0
+# A few reads at once: each is a small HTTP request, waiting on the service with the GIL free.
+_askers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dailies-request")
+_asking: dict[tuple[str, str], Future] = {}
+_asking_lock = threading.Lock()
+_UNASKED = object()
 
 
 def stored_request(client: Client | None, cache_id: str, task_id: str) -> TaskRequest | None:
@@ -36,11 +57,74 @@ def stored_request(client: Client | None, cache_id: str, task_id: str) -> TaskRe
         found = None  # gone, or never this project's: remembered, it will not come back
     except DailiesError:
         return None  # no answer now: asked again next time
+    _supported.add(cache_id)
     with _lock:
         _kept[key] = found
         while len(_kept) > MAX_KEPT:
             _kept.popitem(last=False)
     return found
+
+
+def stored_requests(client: Client | None, cache_id: str, task_ids: Iterable[str]) -> dict[str, TaskRequest]:
+    """The stored requests of these tasks that are known, by task id: those asked before, and those the
+    service gives within WAIT_S (asked side by side). A task without one, or whose read failed or is
+    still under way, is left out; nothing here raises (a page shows its rows without them)."""
+    if client is None or cache_id in _unsupported:
+        return {}
+    found: dict[str, TaskRequest] = {}
+    missing: list[str] = []
+    with _lock:
+        for task_id in dict.fromkeys(task_ids):
+            known = _kept.get((cache_id, task_id), _UNASKED)
+            if known is _UNASKED:
+                missing.append(task_id)
+            elif known is not None:
+                _kept.move_to_end((cache_id, task_id))
+                found[task_id] = known
+    if not missing:
+        return found
+    deadline = time.monotonic() + WAIT_S
+    asked: dict[str, Future] = {}
+    if cache_id not in _supported:
+        asked[missing[0]] = _ask(client, cache_id, missing[0])
+        wait(asked.values(), timeout=WAIT_S)
+        if cache_id not in _supported:  # no such endpoint, no answer, or none yet: the rest wait
+            return found | _answers(asked)
+        missing = missing[1:]
+    asked |= {task_id: _ask(client, cache_id, task_id) for task_id in missing}
+    wait(asked.values(), timeout=max(0.0, deadline - time.monotonic()))
+    return found | _answers(asked)
+
+
+def _ask(client: Client, cache_id: str, task_id: str) -> Future:
+    """The read of this task's request: the one under way if there is one (a refresh that comes before
+    a slow answer does not ask again)."""
+    key = (cache_id, task_id)
+    with _asking_lock:
+        future = _asking.get(key)
+        if future is not None:
+            return future
+        future = _asking[key] = _askers.submit(stored_request, client, cache_id, task_id)
+    # Outside the lock: a read done already runs the callback here, and it takes the lock.
+    future.add_done_callback(lambda done: _forget_asking(key, done))
+    return future
+
+
+def _forget_asking(key: tuple[str, str], done: Future) -> None:
+    with _asking_lock:
+        if _asking.get(key) is done:
+            del _asking[key]
+
+
+def _answers(asked: dict[str, Future]) -> dict[str, TaskRequest]:
+    """The requests among these reads that have come back."""
+    out: dict[str, TaskRequest] = {}
+    for task_id, future in asked.items():
+        # stored_request turns the service's answers into None; anything else (a client closed by a
+        # change of connection) is no prompt for this row, not a broken page.
+        if future.done() and future.exception() is None and future.result() is not None:
+            out[task_id] = future.result()
+    return out
 
 
 def kept_request(cache_id: str, task_id: str) -> TaskRequest | None:

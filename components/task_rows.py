@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import pandas as pd
 
 from dailies.journal import Submission
-from dailies.spec.models import TaskRecord
+from dailies.spec.models import TaskRecord, TaskRequest
 from dailies.spec.statuses import ACTIVE, TaskStatus
 
 from . import costs
@@ -100,12 +100,18 @@ def format_age(seconds: float) -> str:
     return f"{cd.format_remaining(seconds)} ago"
 
 
-def prompt_of(submission: Submission | None) -> str:
-    """The prompt the dashboard sent; '' when the task was not submitted from here (the list
+NO_PROMPT = "(no prompt: inputs only)"  # a task made of inputs alone (images, videos)
+
+
+def prompt_of(submission: Submission | None, stored: TaskRequest | None = None) -> str:
+    """The prompt the dashboard sent, else the one in the service's stored request (a task made with
+    the API, the CLI, the SDK: components/stored_requests.py); '' when neither is known (the list
     endpoint does not return prompts, spec 2.5)."""
-    if submission is None:
-        return ""
-    return submission.prompt or "(no prompt: inputs only)"
+    if submission is not None:
+        return submission.prompt or NO_PROMPT
+    if stored is not None:
+        return stored.prompt or NO_PROMPT
+    return ""
 
 
 def model_as_written(record: TaskRecord | None, submission: Submission | None) -> str:
@@ -131,14 +137,16 @@ def _countdown_cell(record: TaskRecord, kind: cd.Kind, now: float) -> str:
 
 
 def table_rows(records: Iterable[TaskRecord], submissions: Mapping[str, Submission], kept_ids: set[str],
-               now: float, tz: tzinfo) -> pd.DataFrame:
-    """The rows of the task table, one per record, in the order given (the service's: newest first)."""
+               now: float, tz: tzinfo, stored: Mapping[str, TaskRequest] | None = None) -> pd.DataFrame:
+    """The rows of the task table, one per record, in the order given (the service's: newest first).
+    `stored`: the service's stored requests of tasks not submitted from here, for their prompts."""
+    stored = stored or {}
     rows = []
     for r in records:
         rows.append({
             "status": status_label(r.status),
             "id": r.id,
-            "prompt": prompt_of(submissions.get(r.id)),
+            "prompt": prompt_of(submissions.get(r.id), stored.get(r.id)),
             "model": model_as_written(r, submissions.get(r.id)),
             "resolution": r.resolution or "",
             "ratio": r.ratio or "",

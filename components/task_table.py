@@ -32,7 +32,8 @@ from dailies.client import APIError, Client
 from dailies.journal import Journal
 from dailies.spec.models import ListTasksResponse
 
-from . import data, keep
+from . import connection, data, keep
+from .stored_requests import stored_requests
 from .task_filters import TaskFilters
 from .task_rows import any_active, table_rows, timezone
 
@@ -118,7 +119,8 @@ COLUMN_CONFIG = {
     "status": st.column_config.TextColumn("status", width=115),
     "id": st.column_config.TextColumn("task id", width=205),
     "prompt": st.column_config.TextColumn("prompt", width=220,
-                                          help="From this dashboard's journal; empty for tasks created elsewhere."),
+                                          help="From this dashboard's journal, else from the service's stored "
+                                          "request (a Dailies service); empty when neither has it."),
     "tokens": st.column_config.NumberColumn("tokens", format="localized"),
     "cost": st.column_config.TextColumn("cost", width=90, help="From the task's usage at the list price of its "
                                         "model (≈: estimated while it runs; no price: none is known)."),
@@ -199,7 +201,10 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: b
         return needs_full_run
 
     submissions = journal.submissions(ids)
-    frame = table_rows(records, submissions, keep.kept_video_ids(journal), now, browser_timezone())
+    # Rows made elsewhere (the API, the CLI, the SDK) take their prompt from the service: each task's
+    # request is asked once (it never changes), side by side, and a row whose read fails stays without one.
+    stored = stored_requests(client, connection.current().cache_id, [i for i in ids if i not in submissions])
+    frame = table_rows(records, submissions, keep.kept_video_ids(journal), now, browser_timezone(), stored)
     _pin_selection(ids)
     st.session_state[RENDERED_IDS_KEY] = ids
     st.dataframe(frame, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,

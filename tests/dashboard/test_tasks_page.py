@@ -7,6 +7,7 @@ this module's tasks with the task-ids filter (itself under test) unless a test i
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import time
@@ -19,7 +20,8 @@ from streamlit.testing.v1 import AppTest
 
 from components import catalogs, task_table
 from components.compose_form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
-from dailies.client import Client, Tasks
+from dailies.client import Client, Tasks, UnsupportedEndpointError
+from dailies.client._base import Endpoints
 from dailies.journal import Journal, Submission
 from dailies.spec.catalog import Region
 
@@ -129,7 +131,8 @@ def test_rows_show_journal_prompt_and_record_fields(dashboard_env, seeded):
     assert set(frame.index) == set(seeded.default_tier)
     row = frame.loc[seeded.with_frame]
     assert row["prompt"] == "waves on rocks"
-    assert frame.loc[seeded.succeeded[1], "prompt"] == ""  # not submitted from the dashboard: unknown
+    # Not submitted from the dashboard: the prompt the service stored with the task.
+    assert frame.loc[seeded.succeeded[1], "prompt"] == "a lighthouse at dusk"
     assert row["status"] == "✅ succeeded"
     assert (row["model"], row["resolution"], row["ratio"], row["length"]) == (V2, "480p", "16:9", "4 s")
     assert row["tokens"] == 864 * 496 * (24 * 4 + 1) // 1024
@@ -142,6 +145,66 @@ def test_rows_show_journal_prompt_and_record_fields(dashboard_env, seeded):
     assert frame.loc[seeded.failed, "link expires"] == ""
     # The records seen are saved, so kept results can show them after the service forgets them.
     assert journal.record(seeded.succeeded[1])["status"] == "succeeded"
+
+
+def counting_task_requests(monkeypatch) -> list[str]:
+    """The task ids whose stored request the client asks for, from here on."""
+    asked: list[str] = []
+    real = Client.task_request
+    monkeypatch.setattr(Client, "task_request", lambda self, task_id: asked.append(task_id) or real(self, task_id))
+    return asked
+
+
+def test_a_task_made_with_the_api_shows_the_prompt_the_service_stored(dashboard_env, monkeypatch):
+    with Client(base_url=dashboard_env.base_url, api_key=dashboard_env.api_key) as client:
+        made = [client.tasks.create(small("a glacier calving, made with the SDK")).id,
+                client.tasks.create({"model": V2, "content": [
+                    {"type": "image_url", "image_url": {"url": "http://nowhere.invalid/x.png"},
+                     "role": "first_frame"}]}).id]
+    wait_until_listed(dashboard_env.base_url, dashboard_env.api_key, set(made))
+    asked = counting_task_requests(monkeypatch)
+    at = only(open_tasks(), made)
+    no_errors(at)
+    frame = table(at).set_index("id")
+    assert frame.loc[made[0], "prompt"] == "a glacier calving, made with the SDK"
+    assert frame.loc[made[1], "prompt"] == "(no prompt: inputs only)"
+    # A stored request never changes: the next runs (and the detail) take it from the session's cache.
+    at.run()
+    at.session_state[task_table.TABLE_KEY] = {"selection": {"rows": [table_ids(at).index(made[0])]}}
+    at.run()
+    no_errors(at)
+    assert any("a glacier calving, made with the SDK" in m.value for m in at.markdown)  # the detail's
+    assert table(at).set_index("id").loc[made[0], "prompt"] == "a glacier calving, made with the SDK"
+    assert [asked.count(task_id) for task_id in made] == [1, 1]
+
+
+def test_a_service_without_stored_requests_leaves_the_prompts_empty(dashboard_env, tmp_path, monkeypatch):
+    # The real Ark has no /dailies/v1/tasks/{id}/request: asked at a path this service does not have
+    # either, it answers the same 404. A service of its own: a connection found without the endpoint
+    # is not asked again in this process, and the shared one must keep it.
+    real_path = Endpoints.task_request
+    monkeypatch.setattr(Endpoints, "task_request", lambda self, task_id: dataclasses.replace(
+        real_path(self, task_id), url=real_path(self, task_id).url.removesuffix("/request") + "/no-such-endpoint"))
+    ark_like = start_live_service(tmp_path / "ark-like", workers=0)
+    try:
+        with Client(base_url=ark_like.base_url, api_key=ark_like.api_key) as client:
+            made = {client.tasks.create(small(f"not told {n}")).id for n in range(3)}
+        wait_until_listed(ark_like.base_url, ark_like.api_key, made)
+        monkeypatch.setenv("ARK_BASE_URL", ark_like.base_url)
+        monkeypatch.setenv("ARK_API_KEY", ark_like.api_key)
+        asked = counting_task_requests(monkeypatch)
+        at = open_tasks()
+        no_errors(at)
+        assert set(table_ids(at)) == made
+        assert list(table(at)["prompt"]) == ["", "", ""]
+        at.run()
+        no_errors(at)
+        assert len(asked) == 1  # one 404 says it all: not asked again for the other rows or runs
+        with Client(base_url=ark_like.base_url, api_key=ark_like.api_key) as client, pytest.raises(
+                UnsupportedEndpointError):
+            client.task_request(next(iter(made)))  # the 404 the table met
+    finally:
+        ark_like.stop()
 
 
 def test_status_filter(dashboard_env, seeded):

@@ -183,7 +183,9 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: b
     st.session_state[SIGNATURE_KEY] = signature
 
     pages = max(1, math.ceil(page.total / filters.page_size))
-    summary = f"**{page.total}** task(s) match · page **{filters.page_num}** of **{pages}**"
+    where = (f"page **{filters.page_num}** of **{pages}**" if filters.page_num <= pages
+             else f"page **{filters.page_num}**, past the last (**{pages}**)")  # not "page 5 of 3"
+    summary = f"**{page.total}** task(s) match · {where}"
     if active:
         summary += f" · ⟳ refreshing every {REFRESH_SECONDS} s while tasks are queued or running"
     head = st.columns([6, 1], vertical_alignment="center")

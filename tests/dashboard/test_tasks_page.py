@@ -272,6 +272,7 @@ def test_pagination_and_total(dashboard_env, seeded):
     at.number_input(key="tasks.page").set_value(4).run()
     assert table_ids(at) == [] and total(at) == 3
     assert any("past the end" in i.value for i in at.info)
+    assert "page **4**, past the last (**3**)" in summary(at)  # it said "page 4 of 3"
     # Changing a filter goes back to page 1.
     at.selectbox(key="tasks.status").select("succeeded").run()
     assert at.number_input(key="tasks.page").value == 1

@@ -458,10 +458,13 @@ class WorkerPool:
         there now (still queued), its estimate spent when the upstream ran it. A create never
         answered (nor its id learned since) counts as made `UNANSWERED_CREATE_S` after the end; an
         upstream that does not answer is asked again each sweep, for `UPSTREAM_SILENT_S` at most.
-        Each task on its own, so one that fails does not hold up the others."""
+        Each task on its own, so one that fails does not hold up the others; once the upstream does
+        not answer, the sweep asks it no more (each unanswered read may take the HTTP timeout, and the
+        housekeeper also expires and requeues tasks)."""
         bills = getattr(self.generator, "bills", None)
         if bills is None:
             return
+        upstream_silent = False
         for row in self.store.ended_holding_reservations():
             state = json.loads(row.generator_state)
             ended_for = now - (row.finished_at or row.updated_at)
@@ -469,7 +472,8 @@ class WorkerPool:
                 if not upstream_may_bill(state) and not state.get("upstream_succeeded"):
                     billed: bool | None = False
                 elif state.get("upstream_id") or state.get("upstream_succeeded"):
-                    billed = bills(state)
+                    billed = None if upstream_silent else bills(state)
+                    upstream_silent = billed is None
                     if billed is None and ended_for >= UPSTREAM_SILENT_S:
                         billed = True
                 else:  # sent and never answered: the upstream most likely made it

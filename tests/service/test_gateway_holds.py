@@ -166,3 +166,27 @@ def test_a_task_failed_here_while_handed_over_is_settled_by_what_the_upstream_sa
     assert ledger_of(services, task_id) == "reserved"
     services.workers.sweep()
     assert ledger_of(services, task_id) == expected
+
+
+def test_an_upstream_that_does_not_answer_is_asked_once_a_sweep_and_the_tasks_stay_held(gateway):
+    """Each unanswered read may take the HTTP timeout, and the housekeeper also expires and requeues
+    tasks: once the upstream does not answer, the sweep asks it about no more tasks."""
+    make, clock = gateway
+    upstream = ScriptedUpstream("down")
+
+    def unanswered(request: httpx.Request) -> httpx.Response:
+        upstream.calls.append((request.method, request.url.path))
+        return httpx.Response(503, json={"error": {"code": "ServiceUnavailable", "message": "down"}})
+
+    services = make(unanswered)
+    held = []
+    for n in range(3):
+        task_id = services.tasks.create(Caller("studio", "member"), dict(BODY)).id
+        services.store.claim_next(f"w{n}", clock())
+        assert services.store.save_generator_state(task_id, f"w{n}", json.dumps(
+            {"phase": "running", "key": "main", "upstream_id": f"cgt-up-{n}"}))
+        services.store.fail(task_id, f"w{n}", clock(), "TaskAttemptsExhausted", "lost three times")
+        held.append(task_id)
+    services.workers.sweep()
+    assert len([c for c in upstream.calls if c[0] == "GET"]) == 1
+    assert [ledger_of(services, t) for t in held] == ["reserved"] * 3

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import catalogs, task_table
+from components import catalogs, stored_requests, task_table
 from components.compose_form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
 from dailies.client import Client, Tasks, UnsupportedEndpointError
 from dailies.client._base import Endpoints
@@ -163,6 +163,9 @@ def test_a_task_made_with_the_api_shows_the_prompt_the_service_stored(dashboard_
                      "role": "first_frame"}]}).id]
     wait_until_listed(dashboard_env.base_url, dashboard_env.api_key, set(made))
     asked = counting_task_requests(monkeypatch)
+    # The page waits WAIT_S for the reads, then draws without them; on a busy machine a read may take
+    # longer, and this test is about what the rows show once read: it waits for the reads themselves.
+    monkeypatch.setattr(stored_requests, "WAIT_S", 120.0)
     at = only(open_tasks(), made)
     no_errors(at)
     frame = table(at).set_index("id")

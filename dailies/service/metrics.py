@@ -24,7 +24,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import Connection, Engine, event, func, select
 
 from ..spec.statuses import TaskStatus
-from .budgets import month_of
+from .budgets import MICROS, month_of
 from .db import callback_events, ledger, tasks
 from .faults import Dependency, describe
 
@@ -87,7 +87,7 @@ class DatabaseCollector(Collector):
                                   "currency: settled (spent) and reserved (tasks not ended yet) (from the "
                                   "database)", labels=["currency", "state"])
         for currency, state, micros in spend:
-            money.add_metric([currency, state], int(micros or 0) / 1_000_000)
+            money.add_metric([currency, state], float(int(micros or 0) / MICROS))
         yield money
 
 

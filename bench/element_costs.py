@@ -8,10 +8,11 @@ Streamlit loads each element type's script (and the modules it imports) the firs
 one, and evaluates it before it draws the element; meanwhile the element is a skeleton. This bench
 measures that cost per type with bench/page_loads.py's full loads (from the navigation's start until
 the run has finished and nothing is a skeleton), so a page's floor can be read off the types it shows:
-the dashboard's Compose form shows ten types, its Review cards eight (bench/README.md). Two pages
-combine types: the least a composer needs (a model, a mode, a prompt, a button) and one of each type
-Compose shows. The app is served as the dashboard is (dashboard/server.py's middleware). It prints
-figures; it asserts nothing.
+the dashboard's Compose form shows ten types, its Review cards eight (bench/README.md). Four pages
+combine types: the least a composer needs (a model, a mode, a prompt, a button); one of each type
+Compose shows; a composer with the rest of the form behind popovers; and Compose's first view as the
+dashboard draws it, every control and its help, with nothing behind it. The app is served as the
+dashboard is (dashboard/server.py's middleware). It prints figures; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ ELEMENTS = {
     "dataframe": lambda: st.dataframe({"id": list(range(100))}),
     "least_composer": lambda: least_composer(),
     "compose_types": lambda: compose_types(),
+    "popover_composer": lambda: popover_composer(),
+    "compose_replica": lambda: compose_replica(),
 }
 
 
@@ -87,6 +90,67 @@ def compose_types():
     st.text_input("URL")
     st.metric("Tokens", "108,900")
     st.html("<b>html</b>")
+
+
+def popover_composer():
+    """A composer whose first view is the least one plus what it needs to say what it will send: the
+    model's capabilities, the prompt's length, the request as metrics and JSON (markdown), and the rest
+    of the form behind four popovers (drawn only when opened)."""
+    form, request = st.columns([3, 2], gap="large")
+    with form:
+        least_composer()
+        st.caption("480p-4k · 4-15 s or the model's choice · references: images, videos, audio")
+        st.caption("0 English words · 0 Chinese characters")
+        for column, name in zip(st.columns(4), ("Output", "Options", "Delivery", "Variations")):
+            column.popover(name).write("inside")
+        st.caption("720p · adaptive · 5 s · sound on · no watermark · gives up after 48 h · 1 task")
+    with request:
+        st.subheader("Request")
+        for label, value in (("Video frame", "1280×720"), ("Estimated tokens", "108,900"), ("Cost", "¥5.01")):
+            st.markdown(f"{label}<br><span style='font-size:2rem'>{value}</span>", unsafe_allow_html=True)
+        st.markdown("<pre>{\\"model\\": \\"doubao-seedance-2-0-260128\\"}</pre>", unsafe_allow_html=True)
+
+
+def compose_replica():
+    """Compose's first view as the dashboard draws it (every control, its help and the field messages),
+    with nothing behind it: Streamlit's own floor for the page."""
+    form, request = st.columns([3, 2], gap="large")
+    with form:
+        st.subheader("Model and mode")
+        st.selectbox("Model", ["Seedance 2.0", "Seedance 1.0 Pro"], help="h")
+        st.caption("480p-4k · 4-15 s or the model's choice · references: images, videos, audio")
+        st.radio("Mode", ["Text only", "First frame", "First and last frame", "References"], horizontal=True)
+        st.text_area("Prompt", placeholder="Describe the shot")
+        st.error("- the prompt is empty")
+        st.subheader("Output")
+        left, right = st.columns(2)
+        left.selectbox("Resolution", ["720p", "1080p"])
+        right.selectbox("Ratio", ["adaptive", "16:9"], help="h")
+        st.checkbox("Let the model choose the length (-1)")
+        st.slider("Duration (seconds)", 4, 15, 5, help="h")
+        st.subheader("Options")
+        left, right = st.columns(2)
+        left.number_input("Priority (0-9)", 0, 9, None, placeholder="not set", help="h")
+        right.toggle("Generate sound", True, help="h")
+        for name in ("Web search tool", "Watermark", "Return the last frame"):
+            right.checkbox(name, help="h")
+        st.subheader("Delivery")
+        left, right = st.columns(2)
+        left.number_input("Give up after (hours)", 1, 48, 48, help="h")
+        right.text_input("Callback URL (optional)", help="h")
+        left.text_input("Safety identifier (optional)", help="h")
+        st.subheader("Variations")
+        st.radio("Vary by", ["One prompt per line", "Same request again"], horizontal=True)
+        st.number_input("How many tasks", 1, 10, 1)
+    with request:
+        st.subheader("Request")
+        st.metric("Video frame", "1280×720", "16:9", delta_color="off", help="h")
+        left, right = st.columns(2)
+        left.metric("Estimated tokens", "108,900", "per task", delta_color="off", help="h")
+        right.metric("Estimated cost", "¥5.01", "per task", delta_color="off", help="h")
+        st.error("1 problem to fix before sending")
+        st.button("Submit", type="primary", disabled=True, use_container_width=True)
+        st.html("<pre>{\\"model\\": \\"doubao-seedance-2-0-260128\\"}</pre>")
 
 
 def page_of(name):

@@ -23,6 +23,7 @@ from dailies.spec.drafts import FIELDS_A_FINAL_SETS
 from dailies.spec.models import ContentItem
 from dailies.spec.prices import Cost, NoPrice
 from dailies.spec.problems import Problem
+from dailies.spec.rules import EMPTY_PROMPT
 from dailies.spec.scenarios import MEDIA_ITEM_TYPES, Scenario, content_roles, scenario_of
 from dailies.spec.validation import check_create_body
 
@@ -344,10 +345,17 @@ class Plan:
     estimate: Estimate
     # The estimated cost of one task (components/costs.py); the batch's is this times the count.
     cost_each: Cost | NoPrice | None = None
+    # Those of `problems` that only say the prompt has not been written yet (the box is empty, nothing
+    # typed): unfinished work, not a mistake, so the form says it without an error. Blanks typed stay one.
+    unwritten: tuple[Problem, ...] = ()
 
     @property
     def ok(self) -> bool:
         return not self.problems and bool(self.bodies)
+
+    @property
+    def mistakes(self) -> list[Problem]:
+        return [p for p in self.problems if p not in self.unwritten]
 
 
 def form_problems(values: FormValues, tasks: list[TaskPlan]) -> list[Problem]:
@@ -417,7 +425,9 @@ def check(values: FormValues) -> Plan:
                                        model=values.catalog_model.id if values.catalog_model else None,
                                        draft=values.draft_record,
                                        input_video_seconds=input_video_seconds(values))
-    return Plan(tasks, [b.body for b in built], paths, problems, estimate(as_sent, len(built)), cost_each)
+    unwritten = tuple(p for p in problems if not values.prompt and p.message == EMPTY_PROMPT)
+    return Plan(tasks, [b.body for b in built], paths, problems, estimate(as_sent, len(built)), cost_each,
+                unwritten)
 
 
 def _as_the_service_reads(values: FormValues, request) -> FormValues:

@@ -35,7 +35,7 @@ def render(plan: Plan, values: FormValues, client: Client | None, journal: Journ
     label = "Submit" if n == 1 else f"Submit {n} tasks"
     clicked = st.button(label, key=SUBMIT_KEY, type="primary", icon=":material/send:", width="stretch",
                         disabled=not plan.ok or client is None)
-    if not plan.ok:
+    if plan.mistakes:
         st.caption("Submit stays off until every problem above is fixed: nothing is sent before that.")
     if clicked and plan.ok and client is not None:
         submit(plan, values, client, journal)

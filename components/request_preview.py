@@ -27,11 +27,13 @@ def render(plan: Plan) -> None:
     """Draw the panel for one plan."""
     st.subheader("Request")
     _estimate(plan)
-    if plan.problems:
-        count = len(plan.problems)
-        lines = "\n".join(f"- `{p.path or 'request'}`: {p.message}" for p in plan.problems)
+    if plan.mistakes:
+        count = len(plan.mistakes)
+        lines = "\n".join(f"- `{p.path or 'request'}`: {p.message}" for p in plan.mistakes)
         st.error(f"**{count} problem{'s' if count != 1 else ''} to fix before sending**\n\n{lines}")
-    else:
+    if plan.unwritten:
+        st.info("**Write a prompt to send**: what the shot shows, how the camera moves, the light and sound.")
+    elif not plan.mistakes:
         n = len(plan.bodies)
         st.success(f"Ready to send {n} task{'s' if n != 1 else ''}: the shared rules found no problem.")
 

@@ -40,6 +40,10 @@ _FRAMES_BASE, _FRAMES_STEP, _FRAMES_MIN, _FRAMES_MAX = 25, 4, 29, 289
 FRAME_COUNTS: tuple[int, ...] = tuple(range(_FRAMES_MIN, _FRAMES_MAX + 1, _FRAMES_STEP))
 
 
+# What an empty text item is told; the dashboard says it more gently while nothing has been typed.
+EMPTY_PROMPT = "the prompt is empty"
+
+
 def _label(model: Model) -> str:
     return f"{model.label} (generation {model.generation.value})"
 
@@ -55,7 +59,7 @@ def check_content_items(req: CreateTaskRequest) -> list[Problem]:
             problems.append(Problem(f"{here}.{own}", f"is required for a content item of type {item.type}",
                                     MISSING))
         elif item.type == "text" and not item.text.strip():
-            problems.append(Problem(f"{here}.text", "the prompt is empty"))
+            problems.append(Problem(f"{here}.text", EMPTY_PROMPT))
         for other in PAYLOAD_FIELD.values():
             if other != own and getattr(item, other) is not None:
                 problems.append(Problem(f"{here}.{other}",

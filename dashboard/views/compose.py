@@ -23,4 +23,4 @@ with request_column:
     request_preview.render(plan)
     compose_submit.render(plan, form.values, client, journal)
     request_preview.render_json(plan)
-form.messages.fill(plan.problems, plan.paths)
+form.messages.fill(plan.mistakes, plan.paths)

@@ -367,6 +367,36 @@ def test_invalid_combinations_are_shown_and_nothing_is_sent(client, model, steps
     assert task_count(client) == before
 
 
+def test_a_prompt_not_yet_written_is_asked_for_without_an_error(client):
+    """A new form is unfinished, not wrong: no red beside the empty prompt or in the request panel, a
+    neutral line asking for the prompt, and Submit off. Blanks typed are an error; a prompt typed and
+    cleared is unfinished again."""
+    at = setup(compose(), model=V20)
+    assert not at.error, [e.value for e in at.error]
+    assert any("Write a prompt to send" in i.value for i in at.info)
+    assert submit_button(at).disabled
+    assert not any("until every problem above is fixed" in c.value for c in at.caption)
+
+    at.text_area(key="compose.prompt").input("   ")
+    rerun(at)
+    assert "the prompt is empty" in panel_problems(at)
+    assert not any("Write a prompt to send" in i.value for i in at.info)
+
+    at.text_area(key="compose.prompt").input("a kite")
+    rerun(at)
+    assert not at.error and not submit_button(at).disabled
+    at.text_area(key="compose.prompt").input("")
+    rerun(at)
+    assert not at.error and any("Write a prompt to send" in i.value for i in at.info)
+    assert submit_button(at).disabled
+
+    # A real mistake beside it is an error, the unwritten prompt still none.
+    at.text_input(key="compose.safety_identifier").input("x" * 65)
+    rerun(at)
+    assert "is longer than 64 characters" in panel_problems(at)
+    assert "the prompt is empty" not in panel_problems(at)
+
+
 @pytest.mark.parametrize(("mode", "steps", "beside"), [
     # A scheme the service would only refuse later, in the render: refused here, beside its slot.
     ("first_frame", [("radio", "compose.image.first.source", "URL"),

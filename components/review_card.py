@@ -16,7 +16,7 @@ from dailies.spec.results import VIDEO_NAME
 from . import pages, player, review_comments
 from .markdown_text import markdown_text
 from .review_data import Result, Shot
-from .stored_requests import stored_request
+from .stored_requests import stored_requests
 from .task_rows import cost_of, format_time, length_text, model_as_written
 from .timecode_player import timecode_player
 
@@ -105,18 +105,24 @@ def version_player(result: Result, now: float, height: int) -> None:
         st.session_state[review_comments.PINNED_KEY.format(result.task_id)] = state.comment_at
 
 
-def fill_from_service(result: Result, client, cache_id: str) -> None:
-    """The prompt and author of a version not submitted from a dashboard, from the service's stored
-    request (asked once per task: stored_requests.py)."""
-    if not result.prompt and result.submission is None:
-        stored = stored_request(client, cache_id, result.task_id)
+def fill_from_service(results: list[Result], client, cache_id: str, wait_s: float | None = None) -> None:
+    """The prompt and author of the versions not submitted from a dashboard, from the service's stored
+    requests: asked side by side, once per task, and waited for at most `wait_s` (stored_requests.WAIT_S
+    unless said: a slow service leaves a prompt unknown for this run, not the page waiting on each card
+    in turn)."""
+    wanted = [r for r in results if not r.prompt and r.submission is None]
+    if not wanted:
+        return
+    found = stored_requests(client, cache_id, [r.task_id for r in wanted], wait_s)
+    for result in wanted:
+        stored = found.get(result.task_id)
         if stored is not None:
             result.stored_prompt = stored.prompt or "(no prompt: inputs only)"
             result.author = result.author or (stored.created_by or "")
 
 
 def prompt_line(result: Result, client, cache_id: str) -> None:
-    fill_from_service(result, client, cache_id)
+    fill_from_service([result], client, cache_id)
     st.markdown(f"**{markdown_text(result.prompt)}**" if result.prompt else "_Prompt unknown_",
                 help=None if result.prompt else "Not submitted from a dashboard, and the service does not "
                                                 "return prompts.")

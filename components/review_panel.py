@@ -53,6 +53,9 @@ REPORT_KEY = "review.report_open"
 SHARE_KEY = "review.share_open"
 FRESH_KEY = "review._fresh"  # the Refresh button was pressed: this run lists anew
 CARDS_PER_ROW = 3
+# The reel's slates and the report carry the prompts into a file someone keeps: worth waiting longer for
+# a slow service's stored requests than a page's cards do.
+DOCUMENT_WAIT_S = 20.0
 # Two rows: a card is a player and a dozen widgets for the browser to draw, and a new session's page is
 # ready only once every card is (bench/dashboard.py: a warm load of 12 cards took 2.0-2.5x the bare app's,
 # of 6 cards 1.7-1.9x); the first screen shows one row anyway. A reviewer going through a long day's
@@ -103,14 +106,6 @@ def compare(results: list[Result], now: float) -> None:
     st.caption(" · ".join(f"{short_id(r.task_id)}: {markdown_text(r.prompt[:60]) or 'prompt unknown'}"
                           for r in results))
     st.dataframe(comparison_table(results), width="stretch")
-
-
-def _fill_prompts(results: list[Result], client: Client | None, cache_id: str) -> None:
-    """The service's stored prompt of each version not submitted from a dashboard, for what takes versions
-    beyond the cards (compare, the reel's picker and slates, the report): the cards fill only their
-    page's, and are drawn after these."""
-    for result in results:
-        fill_from_service(result, client, cache_id)
 
 
 def _picker_label(result: Result, cache_id: str) -> str:
@@ -195,7 +190,7 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
         with st.container(border=True):
             st.markdown(f"**Comparing {len(chosen)} results**")
             compared = [by_id[t] for t in chosen]
-            _fill_prompts(compared, client, cache_id)
+            fill_from_service(compared, client, cache_id)
             compare(compared, now)
 
     # Tools on what the filters show (every version of those shots), drawn only while opened, and
@@ -206,7 +201,7 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
         from .reel_maker import render_reel_maker
 
         with reel:
-            _fill_prompts(in_view, client, cache_id)
+            fill_from_service(in_view, client, cache_id, DOCUMENT_WAIT_S)
             render_reel_maker(in_view, journal, client, now)
     report = st.expander(f"📄 Report of the notes ({len(in_view)} version(s) shown)", key=REPORT_KEY,
                          on_change="rerun")
@@ -214,7 +209,7 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
         from .report_download import render_report_buttons
 
         with report:
-            _fill_prompts(in_view, client, cache_id)
+            fill_from_service(in_view, client, cache_id, DOCUMENT_WAIT_S)
             render_report_buttons(in_view, journal, now)
     # A share: the results picked for comparison, else the newest version of each shot shown.
     to_share = chosen or [shot.newest.task_id for shot in shown]
@@ -245,6 +240,8 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     start = (page - 1) * per_page
     st.caption(f"{len(shown)} shot(s) · page {page} of {pages} · statuses, stars and comments are saved as you go.")
     on_page = shown[start:start + per_page]
+    # Every version of the page's shots asked side by side before the cards draw, not card by card.
+    fill_from_service([version for shot in on_page for version in shot.versions], client, cache_id)
     for row in range(0, len(on_page), CARDS_PER_ROW):
         cols = st.columns(CARDS_PER_ROW, gap="medium")
         for col, shot in zip(cols, on_page[row:row + CARDS_PER_ROW], strict=False):

@@ -3,8 +3,9 @@ a Dailies service returns a task's stored request (`/dailies/v1/tasks/{id}/reque
 thumbnails). A stored request never changes, so each is asked once per connection and kept (an LRU of
 a few thousand); a service without the endpoint (the real Ark) is remembered as such and not asked again.
 
-One task's request is asked where it is shown (`stored_request`: the detail, a Review card); a page
-of them (the Tasks table's prompts) with `stored_requests`, side by side and within a time budget.
+One task's request is asked where it is shown (`stored_request`: the detail); a page of them (the Tasks
+table's prompts, Review's cards, its reel and report) with `stored_requests`, side by side and within a
+time budget.
 """
 
 from __future__ import annotations
@@ -65,10 +66,13 @@ def stored_request(client: Client | None, cache_id: str, task_id: str) -> TaskRe
     return found
 
 
-def stored_requests(client: Client | None, cache_id: str, task_ids: Iterable[str]) -> dict[str, TaskRequest]:
+def stored_requests(client: Client | None, cache_id: str, task_ids: Iterable[str],
+                    wait_s: float | None = None) -> dict[str, TaskRequest]:
     """The stored requests of these tasks that are known, by task id: those asked before, and those the
-    service gives within WAIT_S (asked side by side). A task without one, or whose read failed or is
-    still under way, is left out; nothing here raises (a page shows its rows without them)."""
+    service gives within `wait_s` (WAIT_S unless said; asked side by side). A task without one, or whose
+    read failed or is still under way, is left out; nothing here raises (a page shows its rows without
+    them)."""
+    wait_s = WAIT_S if wait_s is None else wait_s
     if client is None or cache_id in _unsupported:
         return {}
     found: dict[str, TaskRequest] = {}
@@ -83,11 +87,11 @@ def stored_requests(client: Client | None, cache_id: str, task_ids: Iterable[str
                 found[task_id] = known
     if not missing:
         return found
-    deadline = time.monotonic() + WAIT_S
+    deadline = time.monotonic() + wait_s
     asked: dict[str, Future] = {}
     if cache_id not in _supported:
         asked[missing[0]] = _ask(client, cache_id, missing[0])
-        wait(asked.values(), timeout=WAIT_S)
+        wait(asked.values(), timeout=wait_s)
         if cache_id not in _supported:  # no such endpoint, no answer, or none yet: the rest wait
             return found | _answers(asked)
         missing = missing[1:]

@@ -435,6 +435,36 @@ def test_the_reel_and_the_report_name_the_prompts_the_service_stored(env, result
     assert rows == {results[0]: "take three", results[1]: "take two", results[2]: "take one"}
 
 
+def test_the_cards_ask_their_pages_stored_prompts_side_by_side(env, results, monkeypatch):
+    """The page's versions made with the API have their stored requests asked at once before the cards
+    are drawn, not one card after the other (each card waiting on the service in turn). Here every read
+    but the first (which a connection may ask alone, stored_requests.py) waits until another is under
+    way too: asked card by card, the second read waits alone and the barrier breaks."""
+    import threading
+    from collections import OrderedDict
+
+    from components import stored_requests
+
+    monkeypatch.setattr(stored_requests, "_kept", OrderedDict())  # nothing read yet in this process
+    monkeypatch.setattr(stored_requests, "WAIT_S", 120.0)  # the reads themselves are waited for
+    together = threading.Barrier(len(results) - 1, timeout=60)
+    first = threading.Lock()
+    real = Client.task_request
+
+    def task_request(self, task_id):
+        if not first.acquire(blocking=False):
+            together.wait()
+        return real(self, task_id)
+
+    monkeypatch.setattr(Client, "task_request", task_request)
+    at = open_review()
+    assert not at.exception, at.exception
+    shown = [m.value for m in at.markdown]
+    for prompt in ("take one", "take two", "take three"):
+        assert f"**{prompt}**" in shown
+    assert not together.broken
+
+
 def test_sharing_the_shots_shown_with_a_guest(env, results, monkeypatch):
     from components import share_panel
 

@@ -5,7 +5,7 @@ They work on the dashboard's journal (data_dir/dashboard/journal.sqlite3, or DAI
 copy of each task's video first when the journal has none (with the client: --base-url / --api-key,
 default ARK_BASE_URL / ARK_API_KEY), since the link plays the kept copy and outlives the 24 h result
 URLs. On a Dailies service the share belongs to the key's project (`GET /dailies/v1/me`), made by its
-member; `--project` names it otherwise.
+member, and `--project` may only repeat it; on a service that does not say, `--project` names it.
 """
 
 from __future__ import annotations
@@ -99,11 +99,18 @@ def _scope(args: argparse.Namespace, client):
 
     who = None
     api_key = _api_key(args)
-    if client is not None and api_key and not args.project:
+    if client is not None and api_key:
         try:
             who = client.me()
         except DailiesError:
             who = None
+    # A key that its service names a project for shares that project's versions and keeps copies there,
+    # downloaded with that key: --project is for services that do not say, never a way into another
+    # project (whose tasks this key cannot even read).
+    if who is not None and args.project and args.project != who.project:
+        raise SystemExit(f"dailies share: this key belongs to project {who.project!r}, not {args.project!r}; "
+                         "leave out --project (it is for services that do not name a key's project), or use "
+                         f"a key of {args.project!r}")
     base_url = client.base_url if client is not None else _base_url(args)
     author = args.as_name or (who.member if who is not None and who.member else "") or getpass.getuser()
     if args.project or who is not None:
@@ -216,8 +223,8 @@ def register(sub, default_data_dir: Path) -> None:
 
     create = actions.add_parser("create", help="share some versions; prints the link once")
     create.add_argument("--task", action="append", required=True, metavar="ID", help="a task to share (repeat)")
-    create.add_argument("--project", help="the project the share belongs to (default: the key's, on a Dailies "
-                                          "service)")
+    create.add_argument("--project", help="the project the share belongs to, on a service that does not name "
+                                          "a key's (a Dailies service does: its key's project, no other)")
     create.add_argument("--expires", type=duration, default=duration("7d"), metavar="7d",
                         help="how long the link works: 30m, 24h, 7d, 2w (default 7d)")
     create.add_argument("--passphrase", nargs="?", const="", default=None, metavar="P",

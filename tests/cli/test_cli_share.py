@@ -98,3 +98,37 @@ def test_durations(text, seconds):
 def test_bad_durations(text):
     with pytest.raises(argparse.ArgumentTypeError):
         duration(text)
+
+
+def test_a_key_cannot_share_into_another_project_than_its_own(data_dir, tmp_path):
+    """On a Dailies service the key's project is known (/dailies/v1/me): naming another with --project is
+    refused, so a member cannot make a guest link to another project's versions (which the key cannot
+    even read) nor keep copies downloaded with the key in another project's journal."""
+    from ..live_service import start_live_service
+
+    keys = {"dk-alpha-0000000000000000000000": "alpha", "dk-beta-00000000000000000000000": "beta"}
+    service = start_live_service(tmp_path / "service", workers=0, api_keys=keys)
+    try:
+        journal = journal_of(data_dir)
+        beta = journal.scoped(Scope.of_project(service.base_url, "beta"))
+        path = beta.keep_path("cgt-b", VIDEO_NAME)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"beta's video")
+        beta.mark_kept("cgt-b", VIDEO_NAME, path)
+        journal.close()
+        common = ("--task", "cgt-b", "--project", "beta", "--base-url", service.base_url,
+                  "--data-dir", str(data_dir), "--json")
+
+        with pytest.raises(SystemExit, match="belongs to project 'alpha', not 'beta'"):
+            run("share", "create", "--api-key", "dk-alpha-0000000000000000000000", *common)
+        journal = journal_of(data_dir)
+        try:
+            assert journal.scoped(Scope.of_project(service.base_url, "beta")).shares() == []
+        finally:
+            journal.close()
+
+        code, out, err = run("share", "create", "--api-key", "dk-beta-00000000000000000000000", *common)
+        assert code == 0, err
+        assert json.loads(out)["tasks"] == ["cgt-b"]
+    finally:
+        service.stop()

@@ -64,6 +64,24 @@ def _check_budget_target(args: argparse.Namespace, engine) -> None:
                              f"(its members: {known}); check --key, or give --force to set it anyway")
 
 
+def _check_currency_change(args: argparse.Namespace, engine) -> None:
+    """A budget holds one currency: one in another replaces it and forgets what it kept count of in the
+    first, so that takes --force (a member's refusal in the other currency is no reason on its own)."""
+    from .service import budgets
+
+    if args.force:
+        return
+    with engine.connect() as conn:
+        existing = [s for s in budgets.budget_status(conn, args.project, time.time()) if s.member == (args.key or "")]
+    if existing and existing[0].currency != args.currency:
+        now = existing[0]
+        who = f"member {args.key} of project {args.project}" if args.key else f"project {args.project}"
+        raise CommandRefused(f"budget set: {who} has a budget of {budgets.money(now.amount, now.currency)} "
+                             f"{'in total' if now.period == 'total' else 'a month'}, in {now.currency}; a budget "
+                             f"holds one currency, and this would replace it with one in {args.currency}: give "
+                             "--force to replace it")
+
+
 def _amount(text: str) -> Decimal:
     try:
         value = Decimal(text)
@@ -90,6 +108,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
             if args.amount is None or args.currency is None:
                 raise SystemExit("dailies budget set: --amount and --currency are required")
             _check_budget_target(args, engine)
+            _check_currency_change(args, engine)
             budgets.set_budget(engine, args.project, args.key or "", args.amount, args.currency, args.period,
                                time.time())
         elif args.action == "remove":

@@ -29,7 +29,7 @@ from sqlalchemy import Connection, Engine, and_, bindparam, case, exists, func, 
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from ..spec.prices import Cost, NoPrice, format_amount
+from ..spec.prices import Cost, NoPrice, amounts_apart, format_amount
 from .api_errors import ApiError
 from .db import budgets, ledger
 
@@ -113,13 +113,17 @@ def _refusal(conn: Connection, project: str, member: str, reservation: Reservati
             return ApiError(403, BUDGET_EXCEEDED, f"The budget of {whose} cannot be kept for this request: its "
                             f"model has no known price ({reservation.why_unpriced}).", "model")
         if reservation.currency != status.currency:
+            # A budget holds one currency; setting one in the other replaces it, so that is not offered as
+            # a way out to a member (the operator decides, `dailies budget set --force`).
             return ApiError(403, BUDGET_EXCEEDED, f"The budget of {whose} is in {status.currency} and this model "
-                            f"is priced in {reservation.currency}: use a model of the budget's currency, or set "
-                            f"a budget in {reservation.currency}.", "model")
+                            f"is priced in {reservation.currency}: use a model priced in {status.currency} (a "
+                            f"budget holds one currency).", "model")
         if status.used + reservation.amount > status.amount:
+            left, estimate = amounts_apart(Decimal(status.left) / MICROS, Decimal(reservation.amount) / MICROS,
+                                           status.currency)
             return ApiError(403, BUDGET_EXCEEDED, f"The budget of {whose} {period} is "
-                            f"{money(status.amount, status.currency)}; {money(status.left, status.currency)} is "
-                            f"left and this task is estimated at {money(reservation.amount, status.currency)}.", "")
+                            f"{money(status.amount, status.currency)}; {left} is left and this task is estimated "
+                            f"at {estimate}.", "")
     raise RuntimeError("the reservation was refused but no budget explains it")  # pragma: no cover
 
 

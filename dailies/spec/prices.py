@@ -260,6 +260,19 @@ def format_amount(amount: Decimal, currency: str) -> str:
     return f"{symbol}{amount:,.2f}"
 
 
+def amounts_apart(first: Decimal, second: Decimal, currency: str) -> tuple[str, str]:
+    """Two different amounts written with as few decimals as tell them apart (at least format_amount's,
+    at most six): "¥0.297674 is left and the task is estimated at ¥0.297675", never "¥0.30 ... ¥0.30"
+    in a refusal that turns on the difference."""
+    texts = format_amount(first, currency), format_amount(second, currency)
+    symbol = SYMBOLS.get(currency, f"{currency} ")
+    places = 2
+    while texts[0] == texts[1] and first != second and places < 6:
+        places += 1
+        texts = tuple(f"{symbol}{amount:,.{places}f}" for amount in (first, second))
+    return texts
+
+
 # ---------- cost ----------
 
 

@@ -108,3 +108,23 @@ def test_a_budget_for_a_project_or_member_without_a_key_needs_force(tmp_path, mo
     assert "whole project" in out
     code, out, _ = run("budget", "remove", "--project", "studio", "--key", "alice", "--data-dir", data)
     assert (code, out) == (0, "removed the budget of member alice of project studio\n")
+
+
+def test_a_budget_in_another_currency_replaces_the_first_only_with_force(tmp_path, monkeypatch):
+    """A budget holds one currency: setting one in the other would drop the first (and what it kept count
+    of) without a word, as following a member's refusal literally once did. It takes --force."""
+    from dailies.service.db import make_engine
+
+    monkeypatch.delenv("DAILIES_DATABASE_URL", raising=False)
+    data = str(tmp_path)
+    make_engine(tmp_path / "dailies.sqlite3").dispose()
+    assert run("keys", "create", "--data-dir", data, "--project", "studio", "--name", "alice")[0] == 0
+    budget = ("budget", "set", "--project", "studio", "--data-dir", data)
+    assert run(*budget, "--amount", "100", "--currency", "CNY")[0] == 0
+    assert run(*budget, "--amount", "120", "--currency", "CNY")[0] == 0  # same currency: a new amount
+    code, out, err = run(*budget, "--amount", "20", "--currency", "USD")
+    assert code == 2 and out == ""
+    assert "project studio has a budget of ¥120.00 a month, in CNY" in err and "--force" in err
+    assert "¥120.00" in run("budget", "list", "--project", "studio", "--data-dir", data)[1]
+    assert run(*budget, "--amount", "20", "--currency", "USD", "--force")[0] == 0
+    assert "$20.00" in run("budget", "list", "--project", "studio", "--data-dir", data)[1]

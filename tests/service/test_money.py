@@ -5,6 +5,7 @@ Retry-After, the client waits and retries, and two API nodes share one limit."""
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import time
 from decimal import Decimal
@@ -370,3 +371,20 @@ async def test_a_task_with_an_input_video_reserves_for_the_longest_input_videos_
         longest = cost(request, input_video_seconds=limits.REFERENCE_VIDEOS_LONGEST_S)
         assert ledger_rows(env)[answer.json()["id"]] == ("reserved", budgets.to_micros(longest.amount))
         assert longest.amount > 3 * cost(request).amount
+
+
+async def test_a_refusal_by_a_hair_writes_what_is_left_and_the_estimate_apart(tmp_path, backend):
+    """Left one micro short of the next task: rounded to cents both would read the same, and the refusal
+    would seem to refuse a task there is money for. They are written with the decimals that tell them apart."""
+    clock = FakeClock(float(int(time.time())))
+    async with node(tmp_path, backend, clock) as env:
+        per_task = estimate_micros()
+        budgets.set_budget(env.services.engine, "alpha", "", Decimal(2 * per_task - 1) / budgets.MICROS, "CNY",
+                           "month", clock())
+        assert (await env.create(BODY)).status_code == 200
+        refused = (await env.create(BODY)).json()["error"]
+        told = re.search(r"; (\S+) is left and this task is estimated at (\S+)\.", refused["message"])
+        left, estimate = told.groups()
+        assert left != estimate
+        assert Decimal(left.lstrip("¥")) < Decimal(estimate.lstrip("¥"))
+        assert "set a budget" not in refused["message"]

@@ -7,9 +7,10 @@ Every shot is brought to one frame size and one frame rate:
   never stretched (a smaller picture is enlarged until it touches two sides of the frame);
 - the frame rate is `fps`: a source frame is shown for as long as its timestamp says, so frames are
   repeated or dropped as the rates require (a 30 fps shot in a 24 fps reel loses one frame in five);
-- the sound is mono 48 kHz AAC (the project's encoder, `Mp4Writer`): each shot's audio is decoded and
-  resampled (`av.AudioResampler`), cut or padded with silence to the shot's video duration, and a
-  shot without sound (and a slate) gets silence, so picture and sound stay in step over the whole reel.
+- the sound is stereo 48 kHz AAC (the project's encoder, `Mp4Writer`): each shot's audio is decoded and
+  resampled (`av.AudioResampler`; a mono shot plays on both sides), cut or padded with silence to the
+  shot's video duration, and a shot without sound (and a slate) gets silence, so picture and sound stay
+  in step over the whole reel. Stereo because the clips are: a reel is how a client hears them.
 
 Optionally a slate (a still of `slate_seconds` with the shot's name and the lines given, e.g. version,
 status, prompt excerpt and date) goes before each shot, and a burn-in (the shot's name and the reel's
@@ -43,6 +44,9 @@ from .generator.typography import fit, load_font, needs_cjk
 DEFAULT_SIZE = (1280, 720)
 DEFAULT_FPS = 24
 SLATE_SECONDS = 1.5
+# The reel's sound: stereo (see the module's docstring).
+LAYOUT = "stereo"
+CHANNELS = 2
 PROMPT_EXCERPT = 160  # characters of the prompt on a slate
 # Black in the limited-range YUV the encoder writes (what RGB 0, 0, 0 becomes).
 _BLACK_Y, _BLACK_UV = 16, 128
@@ -265,7 +269,7 @@ class _Reel:
         missing = sample - self.writer.samples_written
         while missing > 0:
             chunk = min(missing, self.rate)
-            self.writer.add_audio(np.zeros(chunk, dtype=np.float32))
+            self.writer.add_audio(_silence(chunk))
             missing -= chunk
 
     def add_slate(self, picture: np.ndarray, frames: int) -> None:
@@ -274,17 +278,21 @@ class _Reel:
             self.add_silence_to(self.sample_at(self.frames))
 
 
+def _silence(samples: int) -> np.ndarray:
+    return np.zeros((CHANNELS, samples), dtype=np.float32)
+
+
 class _AudioQueue:
-    """A shot's decoded sound not yet written, mono float32 at the reel's rate."""
+    """A shot's decoded sound not yet written, float32 at the reel's rate, a row per channel."""
 
     def __init__(self) -> None:
         self._chunks: list[np.ndarray] = []
         self.size = 0
 
     def push(self, samples: np.ndarray) -> None:
-        if samples.size:
+        if samples.shape[1]:
             self._chunks.append(samples)
-            self.size += samples.size
+            self.size += samples.shape[1]
 
     def take(self, count: int) -> np.ndarray:
         count = min(count, self.size)
@@ -292,15 +300,15 @@ class _AudioQueue:
         while taken < count:
             chunk = self._chunks[0]
             need = count - taken
-            if chunk.size <= need:
+            if chunk.shape[1] <= need:
                 out.append(self._chunks.pop(0))
-                taken += chunk.size
+                taken += chunk.shape[1]
             else:
-                out.append(chunk[:need])
-                self._chunks[0] = chunk[need:]
+                out.append(chunk[:, :need])
+                self._chunks[0] = chunk[:, need:]
                 taken += need
         self.size -= count
-        return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
+        return np.concatenate(out, axis=1) if out else _silence(0)
 
 
 def _add_shot(reel: _Reel, shot: ReelShot, canvas: _Canvas, burn_in: _BurnIn | None) -> None:
@@ -339,7 +347,7 @@ def _add_shot(reel: _Reel, shot: ReelShot, canvas: _Canvas, burn_in: _BurnIn | N
         video = container.streams.video[0]
         video.thread_type = "AUTO"
         audio = container.streams.audio[0] if container.streams.audio else None
-        resampler = av.AudioResampler(format="flt", layout="mono", rate=rate) if audio is not None else None
+        resampler = av.AudioResampler(format="fltp", layout=LAYOUT, rate=rate) if audio is not None else None
         streams = [video] + ([audio] if audio is not None else [])
         default_duration = 1 / float(video.average_rate) if video.average_rate else 1 / fps
         first_time: float | None = None
@@ -353,7 +361,7 @@ def _add_shot(reel: _Reel, shot: ReelShot, canvas: _Canvas, burn_in: _BurnIn | N
 
         def take_audio(frames: list[av.AudioFrame]) -> None:
             for resampled in frames:
-                samples = resampled.to_ndarray().reshape(-1).astype(np.float32, copy=False)
+                samples = resampled.to_ndarray().reshape(CHANNELS, -1).astype(np.float32, copy=False)
                 if not state["audio_started"]:
                     state["audio_started"] = True
                     # Sound that starts after the picture: silence before it; before it: cut.
@@ -361,9 +369,9 @@ def _add_shot(reel: _Reel, shot: ReelShot, canvas: _Canvas, burn_in: _BurnIn | N
                         start = picture_start if first_time is None else first_time
                         lead = float(resampled.pts * resampled.time_base) - start
                         if lead > 1 / fps:
-                            queue.push(np.zeros(int(lead * rate), dtype=np.float32))
+                            queue.push(_silence(int(lead * rate)))
                         elif lead < -1 / fps:
-                            samples = samples[int(-lead * rate):]
+                            samples = samples[:, int(-lead * rate):]
                 queue.push(samples)
 
         try:
@@ -426,7 +434,7 @@ def make_reel(shots: Sequence[ReelShot], out: Path, *, size: tuple[int, int] = D
     partial = out.with_name(f".{out.name}.{time.time_ns()}.part")
     canvas = _Canvas(size)
     try:
-        with Mp4Writer(partial, width, height, fps, audio_rate=AUDIO_RATE,
+        with Mp4Writer(partial, width, height, fps, audio_rate=AUDIO_RATE, audio_channels=CHANNELS,
                        metadata={"title": f"Reel of {len(shots)} shot(s)"}) as writer:
             reel = _Reel(writer, fps, AUDIO_RATE, total, progress)
             for number, shot in enumerate(shots, 1):

@@ -1,4 +1,4 @@
-"""Writing MP4 files that browsers play: H.264 (yuv420p) and AAC mono, moov atom first.
+"""Writing MP4 files that browsers play: H.264 (yuv420p) and AAC (mono, or stereo for a reel), moov atom first.
 
 Frames and audio go in one at a time and straight to the encoder, so memory does not depend on
 the video's length. Audio is written as the video advances, which keeps the two interleaved in
@@ -76,6 +76,9 @@ def rgb_from_frame(frame: np.ndarray) -> np.ndarray:
     return av.VideoFrame.from_ndarray(frame, format=PIXEL_FORMAT).to_ndarray(format="rgb24")
 
 
+_LAYOUTS = {1: "mono", 2: "stereo"}
+
+
 class Mp4Writer:
     """An MP4 file being written. Use as a context manager: on an exception the file is closed
     without flushing, and the caller deletes it."""
@@ -88,6 +91,7 @@ class Mp4Writer:
         fps: int,
         audio_rate: int | None = None,
         metadata: dict[str, str] | None = None,
+        audio_channels: int = 1,
     ) -> None:
         self.path = path
         self.fps = fps
@@ -97,9 +101,10 @@ class Mp4Writer:
         self._video = add_video_stream(self._container, width, height, fps)
         self._audio: av.AudioStream | None = None
         if audio_rate is not None:
-            self._audio = self._container.add_stream(AUDIO_CODEC, rate=audio_rate, layout="mono")
+            self._audio = self._container.add_stream(AUDIO_CODEC, rate=audio_rate, layout=_LAYOUTS[audio_channels])
             self._audio.bit_rate = AUDIO_BIT_RATE
         self.audio_rate = audio_rate
+        self.audio_channels = audio_channels
         self.frames_written = 0
         self.samples_written = 0
         self._closed = False
@@ -113,16 +118,17 @@ class Mp4Writer:
         self.frames_written += 1
 
     def add_audio(self, samples: np.ndarray) -> None:
-        """Encode mono float32 samples in [-1, 1] that follow the ones already written."""
+        """Encode float32 samples in [-1, 1] that follow the ones already written: a 1-D array for mono,
+        one row per channel otherwise (the writer's `audio_channels`)."""
         if self._audio is None or samples.size == 0:
             return
-        planar = np.ascontiguousarray(samples, dtype=np.float32).reshape(1, -1)
-        frame = av.AudioFrame.from_ndarray(planar, format="fltp", layout="mono")
+        planar = np.ascontiguousarray(samples, dtype=np.float32).reshape(self.audio_channels, -1)
+        frame = av.AudioFrame.from_ndarray(planar, format="fltp", layout=_LAYOUTS[self.audio_channels])
         frame.sample_rate = self.audio_rate
         frame.pts = self.samples_written
         frame.time_base = Fraction(1, self.audio_rate)
         self._container.mux(self._audio.encode(frame))
-        self.samples_written += samples.size
+        self.samples_written += planar.shape[1]
 
     def finish(self) -> None:
         """Flush the encoders and write the index (moved to the front of the file)."""

@@ -12,10 +12,11 @@ import numpy as np
 
 
 def make_clip(path: Path, size: tuple[int, int], fps: int, seconds: float, colour: tuple[int, int, int],
-              audio_rate: int | None = None, stereo: bool = False, tone: float = 440.0, start: float = 0.0) -> Path:
+              audio_rate: int | None = None, stereo: bool = False, tone: float = 440.0, start: float = 0.0,
+              left_only: bool = False) -> Path:
     """A `size` (width, height) clip of round(seconds * fps) frames of one colour; with a tone at
-    `audio_rate` when given; its picture and sound both starting at `start` seconds (a trimmed or
-    remuxed file's do not start at 0)."""
+    `audio_rate` when given (in stereo on both sides, or on the left only); its picture and sound both
+    starting at `start` seconds (a trimmed or remuxed file's do not start at 0)."""
     width, height = size
     frames = round(seconds * fps)
     with av.open(str(path), mode="w", format="mp4") as container:
@@ -38,6 +39,8 @@ def make_clip(path: Path, size: tuple[int, int], fps: int, seconds: float, colou
                 wave = (0.3 * np.sin(2 * np.pi * tone * t)).astype(np.float32)
                 channels = 2 if stereo else 1
                 planar = np.ascontiguousarray(np.tile(wave, (channels, 1)))
+                if stereo and left_only:
+                    planar[1] = 0
                 chunk = av.AudioFrame.from_ndarray(planar, format="fltp", layout="stereo" if stereo else "mono")
                 chunk.sample_rate, chunk.pts = audio_rate, samples_done + round(start * audio_rate)
                 chunk.time_base = Fraction(1, audio_rate)

@@ -38,7 +38,7 @@ def _decode(path):
             sizes.add((frame.width, frame.height))
             pictures.append(frame.to_ndarray(format="rgb24"))
     with av.open(str(path)) as container:
-        sound = np.concatenate([f.to_ndarray().reshape(-1) for f in container.decode(audio=0)])
+        sound = np.concatenate([f.to_ndarray()[0] for f in container.decode(audio=0)])  # the left side
         rate = container.streams.audio[0].rate
     return pictures, sizes, sound, rate
 
@@ -134,6 +134,25 @@ def test_the_sound_of_a_shot_whose_streams_start_late_stays_with_its_picture(tmp
         assert all(abs(float(s.start_time * s.time_base) - 0.5) < 0.05 for s in source.streams)
     reel = make_reel([ReelShot(late, "late")], tmp_path / "reel.mp4", size=(160, 96), fps=fps)
     with av.open(str(reel)) as made:
-        sound = np.concatenate([f.to_ndarray().reshape(-1) for f in made.decode(audio=0)])
+        sound = np.concatenate([f.to_ndarray()[0] for f in made.decode(audio=0)])
     onset = int(np.argmax(np.abs(sound) > 0.05)) / rate  # the reel's picture starts at 0
     assert onset < 1 / fps, f"the sound starts {onset:.3f} s after the picture"
+
+
+def test_the_reel_keeps_stereo_and_plays_a_mono_shot_on_both_sides(tmp_path):
+    """Clips come with stereo sound and a client hears the reel: a tone on the left stays on the left
+    (it was mixed down to mono), and a mono shot is heard on both sides."""
+    rate, fps = 48_000, 24
+    left = make_clip(tmp_path / "left.mp4", (160, 96), fps, 1.0, (200, 0, 0), audio_rate=44_100, stereo=True,
+                     left_only=True)
+    mono = make_clip(tmp_path / "mono.mp4", (160, 96), fps, 1.0, (0, 0, 200), audio_rate=rate)
+    reel = make_reel([ReelShot(left, "left"), ReelShot(mono, "mono")], tmp_path / "reel.mp4", size=(160, 96),
+                     fps=fps)
+    with av.open(str(reel)) as made:
+        assert made.streams.audio[0].codec_context.channels == 2
+        sound = np.concatenate([f.to_ndarray() for f in made.decode(audio=0)], axis=1)
+    assert sound.shape[0] == 2
+    first, second = sound[:, int(0.2 * rate):int(0.8 * rate)], sound[:, int(1.2 * rate):int(1.8 * rate)]
+    loudness = np.sqrt(np.mean(first ** 2, axis=1)), np.sqrt(np.mean(second ** 2, axis=1))
+    assert loudness[0][0] > 0.1 and loudness[0][1] < 0.01, loudness  # left only
+    assert min(loudness[1]) > 0.1 and abs(loudness[1][0] - loudness[1][1]) < 0.01, loudness  # both sides

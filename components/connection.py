@@ -296,7 +296,21 @@ def key_journal() -> Journal:
 
 def journal() -> Journal:
     """The journal of the person using the dashboard: on a Dailies service their project's (shared
-    by its members), elsewhere their key's (components/identity.py)."""
+    by its members), elsewhere their key's (components/identity.py).
+
+    When the service does not answer who the key is and this process never knew its project (the
+    dashboard started during a restart of the service), the page stops with a message rather than
+    open the key's own journal: what the person wrote there would be invisible to their project, and
+    a team expects a comment or an approval either to land where the others read it or not to be
+    taken. The service is not answering anyway, so the page had little to show. (A key whose
+    project was known keeps it through the outage: identity.lookup.)"""
     conn = current()
-    who = identity.identity(client(), conn.cache_id) if conn.usable else None
-    return identity.journal_for(shared_journal(), conn.journal_scope, who, fallback_name=signin.display_name())
+    answer = identity.lookup(client(), conn.cache_id) if conn.usable else identity.Answer(None)
+    if answer.who is None and not answer.reached:
+        st.warning(f"Your project's journal cannot be opened now: the service at {conn.base_url} does not say "
+                   f"which project this key is in ({answer.problem}). Nothing you do here would reach your "
+                   f"project, so the page waits: try again in a few seconds.")
+        st.button("Try again", icon="🔄", key="connection.identity_retry", on_click=identity.ask_again,
+                  args=(conn.cache_id,))
+        st.stop()
+    return identity.journal_for(shared_journal(), conn.journal_scope, answer.who, fallback_name=signin.display_name())

@@ -1,4 +1,5 @@
-"""Bringing older rows into a view's scope, once per scope and process:
+"""Bringing older rows into a view's scope (components/identity.py: once per process for a key's own
+scope, every few minutes for a key into its project's, so what reached the key's scope since joins too):
 
 - on a Dailies service, the journal a key wrote while journals were per key joins its project's
   scope (`adopt(key_scope)`): its submissions, inputs, kept copies, records and preferences become the
@@ -13,6 +14,7 @@ Kept files stay where they are: a kept row holds its file's full path or bucket 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 
 from sqlalchemy import select
 
@@ -26,9 +28,11 @@ _MOVED = ("submissions", "authors", "kept", "records", "preferences", "statuses"
 
 
 class AdoptMixin(CommentsMixin):
-    def adopt(self, old: Scope | None = None) -> int:
+    def adopt(self, old: Scope | None = None, *, keep_preferences: Iterable[str] = ()) -> int:
         """Bring `old`'s rows (None: only this scope's own legacy reviews) into this view's scope;
-        the number of rows brought or converted."""
+        the number of rows brought or converted. The preferences named in `keep_preferences` stay
+        with `old` (what is read from that scope alone, such as a key's display name). Adopting again
+        brings only what reached `old` since."""
         if self._scope is None:
             raise ValueError("only a scoped view adopts rows")
         new = self._writes_as
@@ -40,11 +44,11 @@ class AdoptMixin(CommentsMixin):
             for source in sources[1:]:
                 if source == UNSCOPED:
                     continue  # pre-scope rows stay visible through include_unscoped; only their reviews move
-                moved += self._move(conn, source, new)
+                moved += self._move(conn, source, new, frozenset(keep_preferences))
             moved += self._convert_reviews(conn, sources, new)
         return moved
 
-    def _move(self, conn, source: str, target: str) -> int:
+    def _move(self, conn, source: str, target: str, keep_preferences: frozenset[str] = frozenset()) -> int:
         # Submissions of the previous release name nobody: they were the key's, so its member's.
         submissions, authors = self._table("submissions"), self._table("authors")
         named = select(authors.c.task_id).where(authors.c.scope == source)
@@ -59,13 +63,18 @@ class AdoptMixin(CommentsMixin):
         for name in _MOVED:
             table = self._table(name)
             key = [c.name for c in table.primary_key.columns if c.name != "scope"]
-            have = {tuple(r) for r in conn.execute(select(*[table.c[k] for k in key]).where(table.c.scope == target))}
             columns = [c for c in table.columns if c.name not in ("scope", "seq")]
-            rows = [dict(r._mapping) for r in conn.execute(select(*columns).where(table.c.scope == source))]
+            moving = table.c.scope == source
+            if name == "preferences" and keep_preferences:
+                moving = moving & table.c.name.not_in(keep_preferences)
+            rows = [dict(r._mapping) for r in conn.execute(select(*columns).where(moving))]
+            if not rows:
+                continue  # adopting again finds the key's scope empty: the project's keys are not read
+            have = {tuple(r) for r in conn.execute(select(*[table.c[k] for k in key]).where(table.c.scope == target))}
             fresh = [{**r, "scope": target} for r in rows if tuple(r[k] for k in key) not in have]
             if fresh:
                 conn.execute(self._store.upsert(name), fresh)
-            conn.execute(table.delete().where(table.c.scope == source))
+            conn.execute(table.delete().where(moving))
             moved += len(fresh)
         return moved
 

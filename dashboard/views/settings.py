@@ -104,12 +104,17 @@ if st.button("Test connection", key="settings.test", disabled=not conn.usable):
         st.error(str(exc))
 
 st.subheader("Who you are")
-who = identity.identity(connection.client(), conn.cache_id) if conn.usable else None
+answer = identity.lookup(connection.client(), conn.cache_id) if conn.usable else identity.Answer(None)
+who = answer.who
+if not answer.reached:
+    st.warning(f"The service does not answer who this key is right now ({answer.problem}). "
+               + ("Your project, as it last answered, is used meanwhile." if who is not None else
+                  "Review, Tasks and Compose wait until it does."))
 if who is not None:
     st.write(f"This key is **{who.member or 'unnamed'}** in project **{who.project}** (the service says so). "
              "Prompts, statuses, stars, comments and kept videos are the project's: every member sees them, "
              "each with who wrote it; other projects see none of it.")
-if who is None or not who.member:
+if (who is None and answer.reached) or (who is not None and not who.member):
     own = connection.key_journal()
     st.text_input("Your name", value=identity.display_name(own), key="settings.display_name",
                   max_chars=60, placeholder=signin.display_name() or "shown on your statuses and comments",
@@ -118,7 +123,7 @@ if who is None or not who.member:
                        "stars and comments. It is remembered with your key.")
 
 st.subheader("Local data")
-if who is None:
+if who is None and answer.reached:
     st.write("Prompts you submitted, your statuses, stars and comments, and the videos you kept are recorded for "
              "this connection (service address and key) only: another key on this dashboard has a journal of "
              "its own.")

@@ -181,9 +181,10 @@ def test_a_key_the_service_no_longer_takes_loses_its_projects_journal_at_the_nex
     revoked = httpx.MockTransport(lambda request: httpx.Response(401, json={"error": {
         "code": "AuthenticationError", "message": "The API key is invalid.", "param": "Authorization"}}))
     cache_id = "http://dailies.test/api/v3#revoked"
-    identity._identities[cache_id] = (time.monotonic(), Identity(project="studio", member="eve"))
+    identity._answers[cache_id] = (time.monotonic(), identity.Answer(Identity(project="studio", member="eve")))
+    identity._last_known[cache_id] = Identity(project="studio", member="eve")
     with Client(base_url="http://dailies.test/api/v3", api_key="sk-revoked", transport=revoked,
                 max_retries=0) as client:
         answer = data._read_or_error((cache_id, 0, ()), client)
     assert type(answer).__name__ == "AuthenticationError"
-    assert cache_id not in identity._identities
+    assert cache_id not in identity._answers and cache_id not in identity._last_known

@@ -64,10 +64,16 @@ def version_label(shot: Shot, task_id: str) -> str:
 
 
 def review_widgets(journal: Journal, result: Result, tz: tzinfo) -> None:
-    """Status (with its history), my stars and everyone's, seeded from the journal on first draw."""
+    """Status (with its history), my stars and everyone's. The status select shows the journal's status
+    at every draw; my stars are seeded from the journal on first draw."""
     tid = result.task_id
     status_key, stars_key = f"review.status.{tid}", f"review.stars.{tid}"
-    st.session_state.setdefault(status_key, result.status_name)
+    # The select follows the journal (read again at every run: another member's change included), so it
+    # never contradicts the badge and the history beside it, and picking any other value is a change
+    # that writes. It cannot undo the person's own pick: its callback wrote it before this run read the
+    # journal, so the journal holds it (a write refused leaves the journal's value, which is the truth).
+    if st.session_state.get(status_key) != result.status_name:
+        st.session_state[status_key] = result.status_name
     mine = result.ratings.get(journal.author)
     st.session_state.setdefault(stars_key, mine - 1 if mine else None)
     st.selectbox("Status", STATUSES, format_func=STATUS_LABELS.get, key=status_key,

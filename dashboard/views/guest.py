@@ -188,7 +188,11 @@ def _version(journal, share, task_id: str, number: int) -> None:
             status = guest.status_of(task_id)
             if share.allow_status:
                 key = f"guest.status.{task_id}"
-                st.session_state.setdefault(key, status)
+                # The journal's status at every draw (a member or another guest may have changed it): the
+                # guest's own pick was written by its callback before this run, or refused (then the
+                # select goes back to what the journal holds, beside the error).
+                if st.session_state.get(key) != status:
+                    st.session_state[key] = status
                 st.selectbox("Status", STATUSES, format_func=STATUS_LABELS.get, key=key, on_change=_set_status,
                              args=(task_id,), disabled=not st.session_state.get(GUEST_NAME_KEY, "").strip(),
                              help="Type your name above to set a status.")

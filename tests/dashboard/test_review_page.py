@@ -159,6 +159,24 @@ def test_status_stars_and_comments_persist_across_sessions_with_who_and_when(env
     assert len(journal.comments([task_id])[task_id]) == 1
 
 
+def test_the_status_select_follows_another_members_change_and_picking_its_old_value_writes_it(env, results):
+    """The card reads the journal's statuses at every run: its select must show the one the badge shows
+    (another member's change included), and picking the value it showed before is a change that writes."""
+    task_id = results[0]
+    at = open_review()
+    assert at.selectbox(key=f"review.status.{task_id}").value == "pending"
+    member(env, "Bob").set_status(task_id, "approved")
+    at.run()  # any later run of this page (a filter, Refresh, another card's change)
+    assert at.selectbox(key=f"review.status.{task_id}").value == "approved"
+    assert any("badge[✅ Approved]" in m.value for m in at.markdown)
+    at.selectbox(key=f"review.status.{task_id}").select("pending").run()
+    assert not at.exception
+    journal = Journal(env.path)
+    assert journal.status_of(task_id) == "pending"
+    assert [(c.previous, c.status) for c in journal.status_history(task_id)][-1] == ("approved", "pending")
+    assert at.selectbox(key=f"review.status.{task_id}").value == "pending"  # my own pick stands
+
+
 def test_reviewing_lists_nothing_anew(env, results, monkeypatch):
     # Each card is a fragment (in the browser a status reruns that card alone); the page's own runs
     # take the listing it read when it opened. Either way, reviewing lists nothing anew.

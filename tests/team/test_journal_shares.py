@@ -239,3 +239,31 @@ def test_the_guest_page_plays_what_is_kept_and_survives_a_copy_gone(journal, mon
     at.text_area(key="guest.comment.cgt-2").input("nice").run()
     assert not at.exception
     assert fetched.count("cgt-2") <= 1  # a bucket's copy once (a disk's is played as it is)
+
+
+def test_the_guest_pages_status_select_follows_the_projects_status(journal, monkeypatch, tmp_path):
+    """A member changes the status while the guest's page is open: the guest's select shows it at the
+    next run (not what the page first saw), and the guest picking the earlier value writes it."""
+    from streamlit.testing.v1 import AppTest
+
+    from components import connection
+
+    monkeypatch.setenv("DAILIES_DATA_DIR", str(tmp_path / "guest-data"))
+    monkeypatch.setenv("DAILIES_DASHBOARD_TEAM", "1")
+    monkeypatch.setattr(connection, "shared_journal", lambda: journal)
+    ana = project(journal, "studio", "Ana")
+    keep(ana, "cgt-1")
+    _, token = ana.create_share(["cgt-1"], DAY, allow_status=True)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "dashboard" / "views" / "guest.py"),
+                           default_timeout=60)
+    at.query_params["share"] = token
+    at.run()
+    at.text_input(key="guest.name").input("Dee").run()
+    assert at.selectbox(key="guest.status.cgt-1").value == "pending"
+    ana.set_status("cgt-1", APPROVED)
+    at.run()
+    assert at.selectbox(key="guest.status.cgt-1").value == APPROVED
+    at.selectbox(key="guest.status.cgt-1").select("pending").run()
+    assert not at.exception, at.exception
+    change = ana.statuses(["cgt-1"])["cgt-1"]
+    assert (change.status, change.author, change.previous) == ("pending", "Dee (guest)", APPROVED)

@@ -16,6 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..generator.protocol import Generator
@@ -67,6 +68,24 @@ def create_app(settings: Settings, generator: Generator | None = None, start_bac
     return app
 
 
+def _methods_of_path(request: Request) -> list[str]:
+    """The methods some route takes on this request's path: each asked of the router as if the request
+    had used it (routes may be nested in included routers, which answer for their own)."""
+    return [method for method in _METHODS
+            if any(route.matches({**request.scope, "method": method})[0] == Match.FULL
+                   for route in request.app.router.routes)]
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+
+
+def loggable(path: str) -> str:
+    """A request's path as one line of the log says it: the path is percent-decoded, so `%0A` would be
+    a line break and let anyone without a key write lines ("... DELETE ... -> 200") into the log an
+    operator reads to learn who did what; control characters are written escaped."""
+    return path if path.isprintable() else repr(path)[1:-1]
+
+
 def _request_id(request: Request) -> str:
     return getattr(request.state, "request_id", None) or uuid.uuid4().hex
 
@@ -105,7 +124,12 @@ def _install_error_handlers(app: FastAPI) -> None:
             error = ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed on {request.url.path}.", "")
         else:
             error = ApiError(exc.status_code, "InvalidParameter", str(exc.detail), "")
-        return _error_response(request, error)
+        response = _error_response(request, error)
+        if exc.status_code == 405:
+            # RFC 9110 requires Allow. Starlette's names only the first route of the path, and each
+            # method here is a route of its own (GET and POST of the tasks): every route of the path.
+            response.headers["Allow"] = ", ".join(_methods_of_path(request))
+        return response
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):
@@ -115,11 +139,12 @@ def _install_error_handlers(app: FastAPI) -> None:
             # (a create either committed or did not).
             services = request.app.state.services
             services.health.failed(down, exc)
-            log.warning("%s %s: the %s does not answer (%s)", request.method, request.url.path, down, describe(exc))
+            log.warning("%s %s: the %s does not answer (%s)", request.method, loggable(request.url.path), down,
+                        describe(exc))
             response = _error_response(request, dependency_unavailable({str(down): describe(exc)}))
             response.headers["Retry-After"] = "2"
             return response
-        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        log.exception("unexpected error on %s %s", request.method, loggable(request.url.path))
         return _error_response(request, ApiError(500, "InternalServiceError",
                                                  "The service failed unexpectedly; the error is logged.", ""))
 
@@ -157,5 +182,5 @@ class RequestLog:
         await self.app(scope, receive, send_with_id)
         # An exception propagating from here is answered (and logged) by the 500 handler instead.
         if self.enabled and status:
-            log.info("%s %s -> %d in %.1f ms (request %s)", scope["method"], scope["path"], status,
+            log.info("%s %s -> %d in %.1f ms (request %s)", scope["method"], loggable(scope["path"]), status,
                      (time.perf_counter() - started) * 1000, request_id)

@@ -37,6 +37,10 @@ async def caller_of(request: Request, authorization: Annotated[str | None, Heade
     which only a key that must be looked up in the database pays (`_caller`)."""
     if not authorization:
         raise unauthorized("The Authorization header is missing; send 'Authorization: Bearer <API key>'.")
+    if len(set(request.headers.getlist("authorization"))) > 1:
+        # FastAPI hands over the first; a proxy in front may have checked (or added) another: acting for
+        # one key while something else vouched for a different one is refused, never a silent pick.
+        raise unauthorized("The Authorization header was given more than once with different keys; send one.")
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise unauthorized("The Authorization header must be 'Bearer <API key>'.")
@@ -161,16 +165,29 @@ def _check_idempotency_key(value: str | None) -> None:
                        "Idempotency-Key")
 
 
+# The list's filters (spec 4.2). Array parameters written the qs/axios way (`filter.task_ids[]=a&...`)
+# mean the same as the repeated name.
+_FILTERS = ("filter.status", "filter.model", "filter.service_tier", "filter.task_ids")
+_ARRAY_SPELLINGS = {"filter.task_ids[]": "filter.task_ids"}
+
+
 def _list_query(request: Request) -> ListTasksQuery:
     params = request.query_params
+    for name in params:
+        # A filter misspelled or written another way would be ignored and the whole list answered: a
+        # script that lists some ids, then deletes what it got, would delete everything.
+        if name.startswith("filter") and name not in _FILTERS and name not in _ARRAY_SPELLINGS:
+            raise ApiError(400, "InvalidParameter", f"{name} is not a filter of this list; the filters are "
+                           f"{', '.join(_FILTERS)} (filter.task_ids may repeat).", name)
     raw: dict[str, object] = {}
     for name in ("page_num", "page_size", "filter.status", "filter.model", "filter.service_tier"):
         if len(params.getlist(name)) > 1:  # only filter.task_ids repeats (spec 4.2): never a silent pick
             raise ApiError(400, "InvalidParameter", f"{name} was given more than once; give it once.", name)
         if name in params:
             raw[name] = params[name]
-    if "filter.task_ids" in params:
-        raw["filter.task_ids"] = params.getlist("filter.task_ids")
+    task_ids = params.getlist("filter.task_ids") + params.getlist("filter.task_ids[]")
+    if task_ids:
+        raw["filter.task_ids"] = task_ids
     try:
         return ListTasksQuery.model_validate(raw)
     except ValidationError as exc:

@@ -161,6 +161,22 @@ async def test_unknown_route_and_method_use_the_error_shape(env):
     response = await env.client.put(TASKS, headers={"Authorization": f"Bearer {KEY_A}"})
     assert response.status_code == 405
     assert response.json()["error"]["code"] == "MethodNotAllowed"
+    assert set(response.headers["Allow"].replace(" ", "").split(",")) == {"GET", "POST"}  # RFC 9110
+
+
+async def test_a_path_cannot_write_lines_of_its_own_into_the_request_log(tmp_path, caplog):
+    """The logged path is percent-decoded: %0A was a line break, and anyone without a key could add a line
+    ("DELETE .../tasks/cgt-... -> 200") to the log an operator reads to learn who did what, or a NUL."""
+    settings = Settings(data_dir=tmp_path, api_keys={KEY_A: "alpha"}, workers=0, clock=FakeClock(), log_requests=True)
+    app = create_app(settings, generator=FakeGenerator(), start_background=False)
+    caplog.set_level(logging.INFO, logger="dailies")
+    forged = "/x%0A2026-11-25 19:21:00,000 INFO dailies.http: DELETE /api/v3/tasks/cgt-1 -> 200%00"
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client:
+        assert (await client.get(forged)).status_code == 404
+    app.state.services.engine.dispose()
+    [line] = [r.getMessage() for r in caplog.records if r.name == "dailies.http"]
+    assert "\n" not in line and "\x00" not in line and line.isprintable(), line
+    assert line.startswith("GET /x\\n2026-11-25 19:21:00,000 INFO dailies.http: DELETE"), line
 
 
 async def test_one_log_line_per_request_and_per_state_change(tmp_path, caplog):
@@ -187,3 +203,28 @@ async def test_one_log_line_per_request_and_per_state_change(tmp_path, caplog):
     assert [c.split(" (")[0] for c in changes] == [
         f"task {task_id} created -> queued", f"task {task_id} -> running", f"task {task_id} -> succeeded",
         f"task {task_id} deleted"], changes
+
+
+async def test_a_filter_the_list_does_not_know_is_refused_not_ignored(env):
+    """Ignored, a misspelled filter answered the whole list: a script listing some ids to delete them would
+    delete everything. qs/axios arrays (`filter.task_ids[]=`) mean the repeated name."""
+    ids = [(await env.create(text_body(f"shot {n}"))).json()["id"] for n in range(2)]
+    env.clock.advance(1)
+    for name in ("filter.bogus", "filter[status]", "filter.task_id", "filters.status"):
+        assert_error(await env.list([(name, "succeeded")]), 400, "InvalidParameter", name)
+    listed = (await env.list([("filter.task_ids[]", ids[0])])).json()
+    assert [item["id"] for item in listed["items"]] == [ids[0]]
+    both = (await env.list([("filter.task_ids[]", ids[0]), ("filter.task_ids", ids[1])])).json()
+    assert sorted(item["id"] for item in both["items"]) == sorted(ids)
+    assert (await env.list([("page_size", "5"), ("anything_else", "1")])).status_code == 200
+
+
+async def test_two_authorization_headers_with_different_keys_are_refused(env):
+    """FastAPI takes the first; a proxy may have checked or added the other. Acting for one key while
+    another was vouched for is refused; the same key twice is one key."""
+    both = [("Authorization", f"Bearer {KEY_A}"), ("Authorization", f"Bearer {KEY_B}")]
+    error = assert_error(await env.client.get(TASKS, headers=both), 401, "AuthenticationError")
+    assert "more than once" in error["message"]
+    assert KEY_A not in error["message"] and KEY_B not in error["message"]
+    same = [("Authorization", f"Bearer {KEY_A}")] * 2
+    assert (await env.client.get(TASKS, headers=same)).status_code == 200

@@ -32,6 +32,7 @@ from .client._base import poll_failed_for_now
 from .spec.media import encode_data_url
 from .spec.models import ServiceTier, StoredMediaUrl, TaskRecord, TaskRequest
 from .spec.statuses import DELETABLE, LISTABLE_FILTERS, TaskStatus
+from .spec.validation import check_create_body
 
 
 class CommandRefused(Exception):
@@ -126,9 +127,14 @@ def build_body(args: argparse.Namespace) -> dict[str, Any]:
         except OSError as exc:
             raise CommandRefused(f"--body {args.body}: {exc.strerror}") from None
         try:
-            return json.loads(text)
+            body = json.loads(text)
         except json.JSONDecodeError as exc:
             raise CommandRefused(f"--body {args.body} is not JSON: {exc}") from None
+        if not isinstance(body, dict):
+            # The client takes only an object (anything else was its TypeError, a traceback): said in
+            # the words the service answers the same file with.
+            raise CommandRefused(f"--body {args.body}: {check_create_body(body).problems[0].message}")
+        return body
     content: list[dict[str, Any]] = []
     if args.prompt:
         content.append({"type": "text", "text": args.prompt})
@@ -412,6 +418,14 @@ def add_wait_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds between two looks at the task (default 2)")
 
 
+def _task_id(text: str) -> str:
+    """An argparse type for a task id: an empty one (`dailies get "$ID"` with ID unset) is bad input,
+    refused as the arguments are read; the client would raise a ValueError (a traceback) on it."""
+    if not text:
+        raise argparse.ArgumentTypeError("is empty (`dailies list` shows the task ids)")
+    return text
+
+
 def _bool(text: str) -> bool:
     lowered = text.lower()
     if lowered in ("true", "yes", "1", "on"):
@@ -466,7 +480,7 @@ def register(sub) -> None:
                                                     "one (its record and result files, for good)")):
         p = sub.add_parser(name, help=text)
         add_connection_args(p)
-        p.add_argument("task_id")
+        p.add_argument("task_id", type=_task_id)
         p.set_defaults(func=func)
         if name == "cancel":
             p.add_argument("--delete", action="store_true",
@@ -476,13 +490,13 @@ def register(sub) -> None:
     wait = sub.add_parser("wait", help="wait until a task finishes", epilog=EXIT_STATUSES,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     add_connection_args(wait)
-    wait.add_argument("task_id")
+    wait.add_argument("task_id", type=_task_id)
     add_wait_arguments(wait)
     wait.set_defaults(func=cmd_wait)
 
     download = sub.add_parser("download", help="download a task's video (or last frame)")
     add_connection_args(download)
-    download.add_argument("task_id")
+    download.add_argument("task_id", type=_task_id)
     download.add_argument("--output", "-o")
     download.add_argument("--last-frame", action="store_true")
     download.set_defaults(func=cmd_download)

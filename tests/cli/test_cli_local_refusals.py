@@ -1,0 +1,72 @@
+"""Input the CLI refuses before anything is sent: one line on stderr and exit 2 (`dailies --help`:
+"refused before anything was sent or written"), never a traceback, and never a body changed on the
+way. No service runs here: the client's transport records what would have been sent."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import httpx
+import pytest
+
+from dailies import cli_client
+from dailies.cli import main
+
+from .running import run
+
+TASK_ID = "cgt-20260101000000-abcde"
+BODY = {"model": "doubao-seedance-2-0-260128", "content": [{"type": "text", "text": "a kite"}]}
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """The requests the CLI's client sends (each answered with a created task's id)."""
+    requests: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        return httpx.Response(200, json={"id": TASK_ID})
+
+    real = cli_client.make_client
+    monkeypatch.setattr(cli_client, "make_client",
+                        lambda args, **options: real(args, transport=httpx.MockTransport(handler), **options))
+    monkeypatch.setenv("ARK_BASE_URL", "http://dailies.invalid/api/v3")
+    monkeypatch.setenv("ARK_API_KEY", "sk-local-refusals")
+    return requests
+
+
+def refused(*argv: str) -> str:
+    """The one line on stderr of a command refused with exit 2 and nothing on stdout."""
+    code, out, err = run(*argv)
+    assert (code, out) == (2, ""), (argv, code, out, err)
+    assert err.startswith("dailies: ") and err.count("\n") == 1, err
+    return err.strip()
+
+
+@pytest.mark.parametrize(("text", "kind"), [("[1]", "an array"), ("null", "null"), ('"x"', "a string"),
+                                            ("5", "a number"), ("true", "a boolean")])
+def test_a_body_that_is_json_but_not_an_object_is_one_line_and_exit_2(sent, tmp_path, text, kind):
+    """It used to end in a TypeError traceback from the client (exit 1); the service's words instead."""
+    body = tmp_path / "body.json"
+    body.write_text(text)
+    assert refused("create", "--body", str(body)) == (
+        f"dailies: --body {body}: the request body must be a JSON object, not {kind}")
+    assert sent == []
+
+
+def test_a_body_from_stdin_that_is_not_an_object_is_refused_too(sent, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"null\n")))
+    assert refused("create", "--body", "-") == "dailies: --body -: the request body must be a JSON object, not null"
+    assert sent == []
+
+
+@pytest.mark.parametrize("command", ["get", "request", "cancel", "wait", "download"])
+def test_an_empty_task_id_is_refused_naming_the_argument(sent, capsys, command):
+    """`dailies get ""` used to reach the client's ValueError, a traceback."""
+    with pytest.raises(SystemExit) as stopped:
+        main([command, ""])  # not run(): argparse's message goes to the real stderr, which capsys reads
+    assert stopped.value.code == 2
+    said = capsys.readouterr().err.splitlines()[-1]
+    assert said == f"dailies {command}: error: argument task_id: is empty (`dailies list` shows the task ids)"
+    assert sent == []

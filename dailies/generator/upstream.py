@@ -279,7 +279,17 @@ class UpstreamGenerator:
                 self.observe("create", str(response.status_code), time.monotonic() - started)
                 self.answered(key.name, body["model"])
                 if response.status_code == 200:
-                    upstream_id = response.json()["id"]
+                    upstream_id = _created_id(response)
+                    if upstream_id is None:
+                        # Answered "done" in words we cannot read (a proxy's page, a cut body): the
+                        # task may exist upstream, and without its id it can be neither followed nor
+                        # sent again safely. The state stays `creating`: held, then counted.
+                        log.warning("upstream create of %s answered 200 without a readable task id (%s, %d "
+                                    "bytes)", job.task_id, response.headers.get("content-type"),
+                                    len(response.content))
+                        raise UpstreamFailed(OUTCOME_UNKNOWN, "The upstream answered the create without a "
+                                             "task id that could be read; the task may have been created "
+                                             "there, so it is not sent again.")
                     state = {**kept, "phase": "running", "key": key.name, "upstream_id": upstream_id}
                     try:
                         job.checkpoint(state)
@@ -410,7 +420,7 @@ class UpstreamGenerator:
                     progress(1.0)
                     return record
                 if status in (TaskStatus.FAILED, TaskStatus.EXPIRED, TaskStatus.CANCELLED):
-                    error = record.get("error") or {}
+                    error = record.get("error") if isinstance(record.get("error"), dict) else {}
                     raise UpstreamEnded(error.get("code") or f"Upstream{str(status).title()}",
                                         error.get("message") or f"The upstream task {status}.")
                 self._wait(interval, is_cancelled, woken)
@@ -461,7 +471,16 @@ class UpstreamGenerator:
         self.observe("list", str(response.status_code), time.monotonic() - started)
         if response.status_code != 200:
             return None
-        return {item["id"]: item for item in response.json().get("items") or [] if item.get("id") in ids}
+        body = _json_object(response)
+        # A LIST of nothing may say `"items": null` (a Go service's empty list).
+        items = body.get("items") if body is not None else None
+        if body is None or not isinstance(items, list | None) or not all(isinstance(i, dict) for i in items or []):
+            # A 200 we cannot read (a proxy's page, a cut body) says nothing of the tasks: a fault
+            # of the way there like a 5xx, never a reason to end them. They are looked at again.
+            log.warning("upstream LIST answered 200 with a body that cannot be read (%s, %d bytes); "
+                        "asked again", response.headers.get("content-type"), len(response.content))
+            return None
+        return {item["id"]: item for item in items or [] if item.get("id") in ids}
 
     def _get(self, upstream_id: str, key: UpstreamKey) -> dict[str, Any] | None:
         started = time.monotonic()
@@ -474,7 +493,13 @@ class UpstreamGenerator:
         self.observe("get", str(response.status_code), time.monotonic() - started)
         if response.status_code == 404:
             raise UpstreamFailed("UpstreamTaskNotFound", f"The upstream task {upstream_id} is gone.")
-        return response.json() if response.status_code == 200 else None
+        if response.status_code != 200:
+            return None
+        record = _json_object(response)
+        if record is None:  # as for a LIST: a fault of the way there, the task is read again
+            log.warning("upstream GET of %s answered 200 with a body that cannot be read (%s, %d bytes); "
+                        "asked again", upstream_id, response.headers.get("content-type"), len(response.content))
+        return record
 
     def _wait(self, seconds: float, is_cancelled: CancelCheck, woken: threading.Event | None = None) -> None:
         """Sleep, a little at a time, so a stop, a lost task or an upstream callback is noticed
@@ -493,7 +518,7 @@ class UpstreamGenerator:
     def _archive(self, record: dict[str, Any], job: RenderJob, key: UpstreamKey) -> RenderResult:
         """Download the results before the member's task succeeds (the upstream's URLs die in 24 h),
         check them, and describe them with the upstream record's numbers."""
-        content = record.get("content") or {}
+        content = record.get("content") if isinstance(record.get("content"), dict) else {}
         video = job.output_dir / "upstream-video.mp4"
         self._download(content.get("video_url"), video, "video")
         head = video.read_bytes()[:12]
@@ -584,6 +609,21 @@ def _video_size(path: Path) -> tuple[int, int, int]:
         return stream.codec_context.width, stream.codec_context.height, frames
 
 
+def _json_object(response: httpx.Response) -> dict[str, Any] | None:
+    """The answer's body if it is a JSON object, else None (not JSON, cut short, an array, null)."""
+    try:
+        body = response.json()
+    except ValueError:  # JSONDecodeError, and UnicodeDecodeError for bytes that are not text
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _created_id(response: httpx.Response) -> str | None:
+    """The upstream task id a create's 200 carries, or None when it cannot be read."""
+    upstream_id = (_json_object(response) or {}).get("id")
+    return upstream_id if isinstance(upstream_id, str) and upstream_id else None
+
+
 def _upstream_error(response: httpx.Response) -> bool:
     """Whether an answer carries the upstream's own error body (so the upstream itself answered)."""
     try:
@@ -594,10 +634,8 @@ def _upstream_error(response: httpx.Response) -> bool:
 
 
 def _error_of(response: httpx.Response) -> tuple[str, str]:
-    try:
-        error = response.json().get("error") or {}
-    except ValueError:
-        error = {}
+    error = (_json_object(response) or {}).get("error")
+    error = error if isinstance(error, dict) else {}
     return (error.get("code") or f"UpstreamHTTP{response.status_code}",
             error.get("message") or f"HTTP {response.status_code}")
 

@@ -1,0 +1,186 @@
+"""A gateway in front of an upstream whose answers are not what they should be, on each backend: a 200
+whose body cannot be read, a 404 for a task it accepted a moment ago, a video that cannot be decoded,
+a result URL that redirects. Each of these used to end the member's task at once, most of them as
+"The preview renderer failed", while the upstream went on to make (and bill) the video."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from dailies.generator.upstream import OUTCOME_UNKNOWN, UpstreamGenerator, UpstreamKey
+from dailies.service.app import create_app
+from dailies.service.db import ledger
+from dailies.service.members import Caller
+from dailies.service.settings import Settings
+from dailies.service.workers import UNANSWERED_CREATE_S
+
+from ..generator.test_upstream import tiny_mp4
+from .conftest import FakeClock
+
+BASE = "http://upstream.test/api/v3"
+UPSTREAM_KEY = "upstream-secret-key"
+VIDEO_URL = "http://cdn.test/video.mp4"
+USAGE = 19747
+BODY = {"model": "doubao-seedance-1-0-pro-250528", "resolution": "480p", "duration": 2,
+        "execution_expires_after": 3600, "content": [{"type": "text", "text": "a shot"}]}
+
+Answer = Callable[[httpx.Request], httpx.Response | None]
+
+
+class Upstream:
+    """One upstream task, `cgt-up-1`, that succeeds. `answers[kind]` (create, list, get, download)
+    answers a call first; None from it lets the upstream answer as it would."""
+
+    def __init__(self, **answers: Answer) -> None:
+        self.answers = answers
+        self.calls: list[tuple[str, httpx.Request]] = []
+        self.video = tiny_mp4()
+
+    def record(self) -> dict:
+        return {"id": "cgt-up-1", "model": "doubao-seedance-1-0-pro-250528", "status": "succeeded",
+                "resolution": "480p", "ratio": "16:9", "duration": 2, "generate_audio": False,
+                "content": {"video_url": VIDEO_URL}, "usage": {"completion_tokens": USAGE, "total_tokens": USAGE}}
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host != "upstream.test":
+            kind = "download"
+        elif request.method == "POST":
+            kind = "create"
+        else:
+            kind = "list" if request.url.path.endswith("/tasks") else "get"
+        self.calls.append((kind, request))
+        answer = self.answers.get(kind)
+        response = answer(request) if answer is not None else None
+        if response is not None:
+            return response
+        if kind == "create":
+            return httpx.Response(200, json={"id": "cgt-up-1"})
+        if kind == "download":
+            return httpx.Response(200, content=self.video)
+        if kind == "list":
+            return httpx.Response(200, json={"total": 1, "items": [self.record()]})
+        return httpx.Response(200, json=self.record())
+
+    def count(self, kind: str) -> int:
+        return sum(1 for k, _ in self.calls if k == kind)
+
+
+def first(n: int, response: Callable[[], httpx.Response]) -> Answer:
+    """`response` for the first `n` calls, then the upstream's own answers."""
+    seen = [0]
+
+    def answer(request: httpx.Request) -> httpx.Response | None:
+        seen[0] += 1
+        return response() if seen[0] <= n else None
+
+    return answer
+
+
+def unlisted(request: httpx.Request) -> httpx.Response:
+    """A LIST that does not show the task (not indexed yet, or not there at all): it is read by GET."""
+    return httpx.Response(200, json={"total": 0, "items": []})
+
+
+@pytest.fixture
+def gateway(tmp_path, backend):
+    """(make, clock): make(upstream) -> the gateway's services, no background threads. One fake clock
+    is the service's and the generator's waits: a wait of a minute takes none."""
+    clock = FakeClock(float(int(time.time())))
+    made = []
+
+    def make(upstream: Upstream, generator_class: type[UpstreamGenerator] = UpstreamGenerator):
+        generator = generator_class(BASE, [UpstreamKey("main", UPSTREAM_KEY)],
+                                    transport=httpx.MockTransport(upstream), sleep=clock.advance,
+                                    monotonic=clock, poll_first=1.0, poll_max=15.0, list_interval=1.0)
+        settings = Settings(data_dir=tmp_path, api_keys={"member": "studio"}, workers=0, clock=clock,
+                            log_requests=False, upstream_url=BASE,
+                            upstream_keys=[UpstreamKey("main", UPSTREAM_KEY)], **backend.settings())
+        services = create_app(settings, generator=generator, start_background=False).state.services
+        made.append(services)
+        return services
+
+    yield make, clock
+    for services in made:
+        services.stop()
+
+
+def run(services, clock) -> str:
+    task_id = services.tasks.create(Caller("studio", "member"), dict(BODY)).id
+    services.workers.run_one(services.store.claim_next("w1", clock()), "w1")
+    return task_id
+
+
+def ledger_of(services, task_id: str) -> tuple[str, int | None]:
+    with services.engine.connect() as conn:
+        return tuple(conn.execute(select(ledger.c.state, ledger.c.tokens).where(ledger.c.task_id == task_id)).one())
+
+
+# ---------- 1. a 200 that cannot be read ----------
+
+UNREADABLE = {
+    "a proxy's page": lambda: httpx.Response(200, content=b"<html>gateway timeout</html>",
+                                             headers={"content-type": "text/html"}),
+    "a cut body": lambda: httpx.Response(200, content=b'{"items": [{"id": "cgt-up'),
+    "a JSON array": lambda: httpx.Response(200, json=[{"id": "cgt-up-1", "status": "running"}]),
+    "JSON null": lambda: httpx.Response(200, json=None),
+    "bytes that are not text": lambda: httpx.Response(200, content=b"\xff\xfe\x00garbage"),
+}
+UNREADABLE_LIST = {
+    **UNREADABLE,
+    "items not a list": lambda: httpx.Response(200, json={"total": 1, "items": {"id": "cgt-up-1"}}),
+    "items not objects": lambda: httpx.Response(200, json={"total": 1, "items": ["cgt-up-1"]}),
+}
+
+
+@pytest.mark.parametrize("answer", UNREADABLE_LIST, ids=list(UNREADABLE_LIST))
+def test_a_list_answered_200_in_words_that_cannot_be_read_is_asked_again(gateway, answer):
+    make, clock = gateway
+    upstream = Upstream(list=first(1, UNREADABLE_LIST[answer]))
+    services = make(upstream)
+    task_id = run(services, clock)
+    row = services.store.get_by_id(task_id)
+    assert (row.status, row.error_code) == ("succeeded", None), row.error_message
+    assert ledger_of(services, task_id) == ("settled", USAGE)  # at the upstream's usage, the video archived
+    assert upstream.count("create") == 1 and upstream.count("list") >= 2
+
+
+@pytest.mark.parametrize("answer", UNREADABLE, ids=list(UNREADABLE))
+def test_a_get_answered_200_in_words_that_cannot_be_read_is_asked_again(gateway, answer):
+    make, clock = gateway
+    upstream = Upstream(list=unlisted, get=first(2, UNREADABLE[answer]))
+    services = make(upstream)
+    task_id = run(services, clock)
+    row = services.store.get_by_id(task_id)
+    assert (row.status, row.error_code) == ("succeeded", None), row.error_message
+    assert ledger_of(services, task_id) == ("settled", USAGE)
+    assert upstream.count("create") == 1 and upstream.count("get") == 3
+
+
+UNREADABLE_CREATE = {
+    **UNREADABLE,
+    "no id": lambda: httpx.Response(200, json={"error": None}),
+    "an empty id": lambda: httpx.Response(200, json={"id": ""}),
+    "an id that is not text": lambda: httpx.Response(200, json={"id": 17}),
+}
+
+
+@pytest.mark.parametrize("answer", UNREADABLE_CREATE, ids=list(UNREADABLE_CREATE))
+def test_a_create_answered_200_without_a_readable_id_is_an_unknown_outcome_held_then_counted(gateway, answer):
+    make, clock = gateway
+    upstream = Upstream(create=lambda request: UNREADABLE_CREATE[answer]())
+    services = make(upstream)
+    task_id = run(services, clock)
+    row = services.store.get_by_id(task_id)
+    assert (row.status, row.error_code) == ("failed", OUTCOME_UNKNOWN)
+    assert "not sent again" in row.error_message
+    assert upstream.count("create") == 1  # the task may exist upstream: never sent twice
+    services.workers.sweep()
+    assert ledger_of(services, task_id)[0] == "reserved"
+    clock.advance(UNANSWERED_CREATE_S)
+    services.workers.sweep()
+    assert ledger_of(services, task_id)[0] == "settled"

@@ -51,6 +51,25 @@ def _list_parameters() -> list[dict]:
     ]
 
 
+def _answers_beyond_200(path: str) -> tuple[int, ...]:
+    """The error answers an operation of this path may give besides those stated above: every keyed
+    route refuses a bad key (401), a bad parameter (400), another project's or an unknown task (404), a
+    key over its rate (429) and answers 503 while the database or the bucket does not; Dailies' own add
+    403 (a budget, a role); a result file is refused without a valid signature (403) or once gone (404);
+    /readyz is 503 while a dependency does not answer."""
+    if path == "/readyz":
+        return (503,)
+    if path.startswith("/files/"):
+        return 400, 403, 404, 503
+    if path.endswith("/cancel"):  # a finished task is not cancelled: 409
+        return 400, 401, 403, 404, 409, 429, 503
+    if path.startswith("/dailies/"):
+        return 400, 401, 403, 404, 429, 503
+    if path.startswith("/api/"):
+        return 400, 401, 404, 429, 503
+    return ()
+
+
 def install_openapi(app: FastAPI) -> None:
     def build() -> dict:
         if app.openapi_schema:
@@ -66,7 +85,12 @@ def install_openapi(app: FastAPI) -> None:
         create = paths[TASKS]["post"]
         create["requestBody"] = {"required": True, "content": _json("CreateTaskRequest")}
         create["responses"] = {"200": {"description": "Task created", "content": _json("CreateTaskResponse")},
-                               **_errors(400, 403, 404, 409, 413, 429), **auth}
+                               **_errors(400, 403, 404, 409, 413, 415, 429), **auth}
+        for parameter in create.get("parameters", []):
+            if parameter["in"] == "header" and parameter["name"].lower() == "idempotency-key":
+                # What routes.py holds a key to (it is stored with the task for 24 hours).
+                parameter["schema"] = {"type": "string", "minLength": 1, "maxLength": L.IDEMPOTENCY_KEY_MAX_CHARS,
+                                       "pattern": "^[\\x20-\\x7e]+$"}
         listing = paths[TASKS]["get"]
         listing["parameters"] = [p for p in listing.get("parameters", []) if p["in"] != "query"] + _list_parameters()
         listing["responses"] = {"200": {"description": "A page of tasks", "content": _json("ListTasksResponse")},
@@ -77,9 +101,12 @@ def install_openapi(app: FastAPI) -> None:
         one["delete"]["responses"] = {"200": {"description": "Cancelled or deleted",
                                               "content": {"application/json": {"schema": {"type": "object"}}}},
                                       **_errors(404, 409), **auth}
-        for path_item in paths.values():
+        for path, path_item in paths.items():
             for operation in path_item.values():
-                operation.get("responses", {}).pop("422", None)
+                responses = operation.setdefault("responses", {})
+                responses.pop("422", None)
+                for status in _answers_beyond_200(path):
+                    responses.setdefault(str(status), _errors(status)[str(status)])
         doc["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
         doc["security"] = [{"bearer": []}]
         app.openapi_schema = doc

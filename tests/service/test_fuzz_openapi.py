@@ -1,5 +1,5 @@
-"""Fuzz every operation of the OpenAPI document: whatever comes in, no 5xx, and every 4xx is in
-the spec's error shape."""
+"""Fuzz every operation of the OpenAPI document: whatever comes in, no 5xx, every 4xx is in the spec's
+error shape, and the document says what the service answers (its status codes; Allow on a 405)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import hypothesis
 import pytest
 import schemathesis
+from schemathesis.specs.openapi.checks import allow_header_conformance, status_code_conformance
 
 from dailies.service.app import create_app
 from dailies.service.settings import Settings
@@ -29,3 +30,4 @@ def test_no_input_crashes_the_service(case):
         error = response.json()["error"]
         assert set(error) >= {"message", "type", "param", "code"}
         assert "Request ID: " in error["message"]
+    case.validate_response(response, checks=[status_code_conformance, allow_header_conformance])

@@ -242,14 +242,9 @@ def cmd_create(args: argparse.Namespace) -> int:
     body = build_body(args)
     with make_client(args) as client:
         # The client applies the catalog's rules when it knows the model id (endpoint ids and
-        # unknown ids go to the service as they are) and refuses locally, before sending.
-        try:
-            created = client.tasks.create(body, check_rules=not args.no_local_check)
-        except RequestValidationError as exc:  # refused locally (exit 2), nothing was sent
-            lines = exc.problems if isinstance(exc, RequestRuleError) else [exc]
-            for line in lines:
-                print(f"dailies: {line}", file=sys.stderr)
-            return 2
+        # unknown ids go to the service as they are) and refuses locally, before sending (run():
+        # RequestValidationError, exit 2).
+        created = client.tasks.create(body, check_rules=not args.no_local_check)
         if not args.wait:
             _print(args, created.model_dump(exclude_none=True), created.id)
             return 0
@@ -513,6 +508,13 @@ def run(args: argparse.Namespace) -> int:
         hint = "; the task may have been created: `dailies list` shows it" if args.command == "create" else ""
         print(f"\ndailies: interrupted{hint}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except RequestValidationError as exc:
+        # The client refused the request before sending it (a create body, a list query's page):
+        # bad input, exit 2 whichever command it was, not the 1 of a service that refused or was
+        # out of reach. A catalog rule's refusal has a line per problem.
+        for line in exc.problems if isinstance(exc, RequestRuleError) else [exc]:
+            print(f"dailies: {line}", file=sys.stderr)
+        return EXIT_REFUSED
     except DailiesError as exc:
         print(f"dailies: {exc}{_base_url_hint(args, exc)}", file=sys.stderr)
         return 1

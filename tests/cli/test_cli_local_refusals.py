@@ -70,3 +70,15 @@ def test_an_empty_task_id_is_refused_naming_the_argument(sent, capsys, command):
     said = capsys.readouterr().err.splitlines()[-1]
     assert said == f"dailies {command}: error: argument task_id: is empty (`dailies list` shows the task ids)"
     assert sent == []
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    (("--page", "501"), "page_num: Input should be less than or equal to 500"),
+    (("--page", "0"), "page_num: Input should be greater than or equal to 1"),
+    (("--page-size", "0"), "page_size: Input should be greater than or equal to 1"),
+    (("--page-size", "501"), "page_size: Input should be less than or equal to 500"),
+])
+def test_list_options_refused_locally_exit_2_as_create_does(sent, options, said):
+    """They exited 1, the status of a service that refused or could not be reached: nothing was sent."""
+    assert refused("list", *options) == f"dailies: invalid list query: {said}"
+    assert sent == []

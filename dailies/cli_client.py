@@ -123,13 +123,20 @@ def build_body(args: argparse.Namespace) -> dict[str, Any]:
             raise CommandRefused(f"--body sends {args.body} as it is, so {', '.join(given)} would be ignored: "
                                  "put them in the file, or leave out --body")
         try:
-            text = Path(args.body).read_text() if args.body != "-" else sys.stdin.read()
+            raw = Path(args.body).read_bytes() if args.body != "-" else sys.stdin.buffer.read()
         except OSError as exc:
             raise CommandRefused(f"--body {args.body}: {exc.strerror}") from None
+        # The service's own strict parse, not json.loads: the body is re-serialised on the way, and
+        # json.loads would quietly keep the last of a key given twice (a body the service refuses,
+        # sent and billed as another) or take NaN. Refused here in the service's words, naming the
+        # field, --no-local-check or not. Imported here: it brings FastAPI, which other commands skip.
+        from .service.api_errors import ApiError
+        from .service.http_body import parse_json
+
         try:
-            body = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CommandRefused(f"--body {args.body} is not JSON: {exc}") from None
+            body = parse_json(raw)
+        except ApiError as exc:
+            raise CommandRefused(f"--body {args.body}: {exc.message}") from None
         if not isinstance(body, dict):
             # The client takes only an object (anything else was its TypeError, a traceback): said in
             # the words the service answers the same file with.

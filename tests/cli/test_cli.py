@@ -367,7 +367,7 @@ def test_ordinary_mistakes_are_one_line_and_exit_2(ark_env, tmp_path, monkeypatc
     task_id = out.split()[0]
     assert code == 0
     for argv, said in (
-        (("create", "--body", str(bad)), f"--body {bad} is not JSON: Expecting property name"),
+        (("create", "--body", str(bad)), f"--body {bad}: The request body is not valid JSON: Expecting property name"),
         (("create", "--body", str(tmp_path / "none.json")), f"--body {tmp_path / 'none.json'}: No such file"),
         (("download", task_id, "-o", str(tmp_path / "dl" / "first.mp4")), f"there is no folder {tmp_path / 'dl'}"),
         (("download", task_id, "-o", str(tmp_path)), f"--output {tmp_path} is a folder"),

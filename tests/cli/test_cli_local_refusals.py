@@ -5,6 +5,7 @@ way. No service runs here: the client's transport records what would have been s
 from __future__ import annotations
 
 import io
+import json
 import sys
 
 import httpx
@@ -12,6 +13,8 @@ import pytest
 
 from dailies import cli_client
 from dailies.cli import main
+from dailies.service.api_errors import ApiError
+from dailies.service.http_body import parse_json
 
 from .running import run
 
@@ -82,3 +85,40 @@ def test_list_options_refused_locally_exit_2_as_create_does(sent, options, said)
     """They exited 1, the status of a service that refused or could not be reached: nothing was sent."""
     assert refused("list", *options) == f"dailies: invalid list query: {said}"
     assert sent == []
+
+
+@pytest.mark.parametrize(("text", "param"), [
+    ('{"model": "nope", "model": "doubao-seedance-2-0-260128", "content": [{"type": "text", "text": "dup"}]}',
+     "model"),
+    ('{"model": "doubao-seedance-2-0-260128", "content": [{"type": "text", "text": "a", "text": "b"}]}',
+     "content[0].text"),
+    ('{"model": "doubao-seedance-2-0-260128", "seed": NaN, "content": [{"type": "text", "text": "x"}]}', "seed"),
+    ('{"model": "doubao-seedance-2-0-260128", "seed": -Infinity, "content": [{"type": "text", "text": "x"}]}',
+     "seed"),
+])
+@pytest.mark.parametrize("no_local_check", [False, True])
+def test_a_body_the_service_would_refuse_as_json_is_refused_with_its_words(sent, tmp_path, text, param,
+                                                                          no_local_check):
+    """--body is sent as it is: a key given twice was collapsed to its last value and the body sent
+    (created and billed, where the service refuses that very file), NaN refused in pydantic's words.
+    The service's own parser judges the file, so the line is the service's message, naming the field;
+    --no-local-check skips the catalog's rules, not this: the file cannot be sent as it is."""
+    body = tmp_path / "body.json"
+    body.write_text(text)
+    with pytest.raises(ApiError) as service:
+        parse_json(text.encode())
+    assert service.value.param == param
+    line = refused("create", "--body", str(body), *(["--no-local-check"] if no_local_check else []))
+    assert line == f"dailies: --body {body}: {service.value.message}"
+    assert line.startswith(f"dailies: --body {body}: {param}: ")
+    assert line.endswith(("the key appears twice in one object.", "is not a JSON value."))
+    assert sent == []
+
+
+def test_a_body_the_service_takes_is_sent_with_its_values(sent, tmp_path):
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps(BODY | {"resolution": "480p", "duration": 4}))
+    code, out, err = run("create", "--body", str(body))
+    assert (code, out.strip()) == (0, TASK_ID), err
+    [request] = sent
+    assert json.loads(request.content) == BODY | {"resolution": "480p", "duration": 4}

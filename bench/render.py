@@ -12,7 +12,9 @@ repetitions, so a noisy machine does not lie in one direction only. One image-to
 the cost of camera motion over a picture.
 
 Then it renders 5 s and 10 s at 720p in fresh processes and prints each one's peak resident
-memory: frames are streamed, so the two should be close.
+memory: frames are streamed, so the two should be close. And a 720p clip from nine 6000 x 6000 JPEG
+reference images (the most the spec allows), as the renderer decodes them (no larger than the frame
+needs) and decoded whole as it did before: their peaks side by side.
 
 Goal on a 2-core machine: 720p 5 s with audio within 2x of the bare encode and at least 4x faster
 than real time. This script prints figures; it asserts nothing.
@@ -173,15 +175,55 @@ def memory_table() -> None:
     print(f"{'duration':<10}{'frames':>8}{'peak MB':>10}")
     for duration in (5, 10):
         print(f"{f'{duration} s':<10}{frame_count(duration):>8}{peak_memory_mb(duration):>10.1f}")
+    print()
+    print("peak resident memory, 720p 4 s from nine 6000 x 6000 JPEG references, fresh process each")
+    peaks = {}
+    for how in ("covered", "whole"):
+        peaks[how] = float(subprocess.run([sys.executable, __file__, "--memory-probe-references", how], check=True,
+                                          capture_output=True, text=True).stdout.strip().splitlines()[-1])
+    print(f"decoded no larger than the frame needs {peaks['covered']:>8.1f} MB")
+    ratio = peaks["covered"] / peaks["whole"]
+    print(f"decoded whole (before)                 {peaks['whole']:>8.1f} MB   ratio {ratio:.2f}")
+
+
+def references_memory_probe(how: str) -> None:
+    """Render from nine big references; `whole`: every image decoded at its full size, as before."""
+    import dailies.generator.preview as preview
+
+    if how == "whole":
+        opened = preview.open_image
+        preview.open_image = lambda data, where, cover=None: opened(data, where)
+        preview.reduced_to_cover = lambda image, cover: image
+    side = 6000
+    ramp = np.linspace(0, 255, side, dtype=np.uint8)
+    urls = []
+    for n in range(9):
+        pixels = np.stack([np.broadcast_to(ramp[None, :], (side, side)), np.broadcast_to(ramp[:, None], (side, side)),
+                           np.full((side, side), 28 * n, np.uint8)], axis=-1)
+        out = io.BytesIO()
+        Image.fromarray(pixels).save(out, format="JPEG", quality=85)
+        urls.append("data:image/jpeg;base64," + base64.b64encode(out.getvalue()).decode())
+        del pixels
+    request = CreateTaskRequest(
+        model=MODEL, resolution="720p", ratio="16:9", duration=4, generate_audio=False,
+        content=[{"type": "text", "text": PROMPT}]
+        + [{"type": "image_url", "image_url": {"url": url}, "role": "reference_image"} for url in urls])
+    with tempfile.TemporaryDirectory() as scratch:
+        render_seconds(request, Path(scratch))
+    print(peak_rss_mb())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one repetition instead of three")
     parser.add_argument("--memory-probe", type=int, metavar="SECONDS", help=argparse.SUPPRESS)
+    parser.add_argument("--memory-probe-references", choices=("covered", "whole"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_probe:
         memory_probe(args.memory_probe)
+        return
+    if args.memory_probe_references:
+        references_memory_probe(args.memory_probe_references)
         return
     speed_table(1 if args.quick else 3)
     memory_table()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import av
 import numpy as np
-from PIL import Image, ImageOps
+from PIL import ExifTags, Image, ImageOps
 
 from ..spec.media import check_image
 from ..spec.pixels import centre_crop_box
@@ -35,18 +35,35 @@ def refuse_media_problems(found: object, problems: list) -> None:
         refuse_problems(problems)
 
 
-def open_image(data: bytes | Path, where: str) -> Image.Image:
+def open_image(data: bytes | Path, where: str, cover: tuple[int, int] | None = None) -> Image.Image:
     """The image, upright (EXIF orientation applied), in RGB. Transparency is dropped. Checked first
     against the spec's limits as an inline image is at create (a URL's or an asset's is only seen
     here): its size, sides and aspect, and no decompression bomb (Pillow only warns of one below
-    twice its limit, and a 20 KB PNG can decode to gigabytes)."""
+    twice its limit, and a 20 KB PNG can decode to gigabytes).
+
+    With `cover` (the video's frame size), no larger than it needs to be to cover that frame, which is
+    all `fit_image` takes of it: a JPEG is decoded at 1/2, 1/4 or 1/8 scale where that is enough, any
+    image is then divided by the largest whole factor that still covers. Nine 6000 x 6000 references
+    for a 720p preview were held whole, ~100 MB each, in every render slot at once."""
     refuse_problems(check_image(data, where)[1])
     try:
         image = Image.open(io.BytesIO(data) if isinstance(data, bytes) else data)
+        if cover is not None:
+            # draft() works on the stored picture, before the EXIF rotation: a sideways photo's sides swap.
+            turned = image.getexif().get(ExifTags.Base.Orientation, 1) in (5, 6, 7, 8)
+            image.draft("RGB", (cover[1], cover[0]) if turned else cover)
         image = ImageOps.exif_transpose(image)
-        return image.convert("RGB")
+        image = image.convert("RGB")
+        return reduced_to_cover(image, cover) if cover is not None else image
     except (OSError, ValueError, Image.DecompressionBombError) as exc:
         raise InputError(f"{where}: resource is not a readable image") from exc
+
+
+def reduced_to_cover(image: Image.Image, cover: tuple[int, int]) -> Image.Image:
+    """`image` divided by the largest whole factor that leaves both sides at least `cover`'s: the
+    centre crop `fit_image` takes at `cover`'s aspect then still has at least `cover`'s pixels."""
+    factor = min(image.width // cover[0], image.height // cover[1])
+    return image.reduce(factor) if factor >= 2 else image
 
 
 def fit_image(image: Image.Image, size: tuple[int, int]) -> Image.Image:

@@ -30,7 +30,15 @@ from ..spec.media import check_audio, check_video, reference_videos_problems
 from .audio import AUDIO_RATE, AudioTrack, LoopedClip, ToneTrack
 from .encode import Mp4Writer, rgb_from_frame
 from .inputs import InputResolver
-from .media import VideoClip, fit_image, load_audio, open_image, refuse_media_problems, refuse_problems
+from .media import (
+    VideoClip,
+    fit_image,
+    load_audio,
+    open_image,
+    reduced_to_cover,
+    refuse_media_problems,
+    refuse_problems,
+)
 from .overlays import watermark
 from .plan import ContentPlan, MediaInput, OutputSpec, output_spec, plan_content
 from .protocol import CancelCheck, ProgressCallback, RenderCancelled, RenderJob, RenderResult
@@ -108,20 +116,26 @@ class PreviewGenerator:
     ) -> tuple[OutputSpec, Scene, AudioTrack | None]:
         """Fetch and decode the inputs, then build the scene and the sound track."""
         images: dict[str, Image.Image] = {}
+        # The frame size once known: every image is then decoded no larger than it needs to cover it.
+        frame: list[tuple[int, int] | None] = [None]
 
         def image(media: MediaInput) -> Image.Image:
             if media.where not in images:
                 if is_cancelled():
                     raise RenderCancelled(job.task_id)
                 data = inputs.read_bytes(media.url, media.where, max_bytes=IMAGE_MAX_BYTES)
-                images[media.where] = open_image(data, media.where)
+                images[media.where] = open_image(data, media.where, cover=frame[0])
             return images[media.where]
 
-        # `adaptive` follows the first frame or first reference image, so that one comes first.
+        # `adaptive` follows the first frame or first reference image, so that one comes first (and is
+        # the one image decoded whole, for its shape).
         ratio_image = plan.ratio_image
         image_size = image(ratio_image).size if ratio_image is not None else None
         spec = output_spec(job.request, job.seed, job.draft, image_size)
         size = (spec.width, spec.height)
+        frame[0] = size
+        if ratio_image is not None:
+            images[ratio_image.where] = reduced_to_cover(images[ratio_image.where], size)
 
         scene: Scene
         if plan.scenario is Scenario.FIRST_FRAME:

@@ -129,13 +129,12 @@ def build_body(args: argparse.Namespace) -> dict[str, Any]:
         # The service's own strict parse, not json.loads: the body is re-serialised on the way, and
         # json.loads would quietly keep the last of a key given twice (a body the service refuses,
         # sent and billed as another) or take NaN. Refused here in the service's words, naming the
-        # field, --no-local-check or not. Imported here: it brings FastAPI, which other commands skip.
-        from .service.api_errors import ApiError
-        from .service.http_body import parse_json
+        # field, --no-local-check or not.
+        from .spec.strict_json import JsonRefused, parse_strict_json
 
         try:
-            body = parse_json(raw)
-        except ApiError as exc:
+            body = parse_strict_json(raw)
+        except JsonRefused as exc:
             raise CommandRefused(f"--body {args.body}: {exc.message}") from None
         if not isinstance(body, dict):
             # The client takes only an object (anything else was its TypeError, a traceback): said in

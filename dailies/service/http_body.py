@@ -5,49 +5,30 @@ Order of the checks, cheapest first:
 
 1. a declared `Content-Length` over 64 MB: 413, unread;
 2. a `Content-Type` that is not JSON: 415 (`application/json`, or `application/<x>+json`, with
-   no charset or UTF-8: RFC 8259 makes UTF-8 the only encoding of JSON between systems);
+   no charset or UTF-8: RFC 8259 makes UTF-8 the only encoding of JSON between systems); a
+   `Content-Encoding` (gzip...): 415, not read as text it is not;
 3. the stream, cut off as soon as it passes 64 MB: 413;
-4. UTF-8, then the shape of the text without parsing it (`json_shape_problem`): nesting deeper
-   than `JSON_DEPTH_MAX` or more than `JSON_TOKENS_MAX` tokens is refused before the parser builds
-   anything (the parser recurses per level, and millions of tiny values cost gigabytes);
-5. the parse, strict where Python's `json` is lenient and the real service's Go decoder is not:
-   no `NaN`/`Infinity`, no number that overflows (`1e999`), no integer of thousands of digits, no
-   duplicate key (Go keeps the last silently; refusing is safer than guessing), no lone UTF-16
-   surrogate (`"\\ud800"`, which cannot be written back as UTF-8).
+4. the strict parse of dailies/spec/strict_json.py (its shape before parsing, UTF-8, then no NaN,
+   overflowing numbers, duplicate keys or lone surrogates), which the CLI's `--body` shares.
 
 Each refusal is a 4xx in the error shape; the param is `body` for what cannot be parsed at all,
-`Content-Type` for the media type, and the field's path (`seed`, `content[0].text`) when the
-parse found the offending value.
+`Content-Type` or `Content-Encoding` for those headers, and the field's path (`seed`,
+`content[0].text`) when the parse found the offending value.
 """
 
 from __future__ import annotations
-
-import json
-import math
-from typing import Any
 
 from fastapi import Request
 from starlette.requests import ClientDisconnect
 
 from ..spec import limits as L
-from ..spec.problems import join_path
+from ..spec.strict_json import JsonRefused, parse_strict_json
 from .api_errors import ApiError
-
-# What the shape of a body is made of: brackets, separators and string quotes.
-_TOKENS = b'[]{},:"'
-_NOT_TOKENS = bytes(b for b in range(256) if b not in _TOKENS)
-_QUOTE = ord('"')
-_OPENERS = b"[{"
-_CLOSERS = b"]}"
 
 
 def _too_large() -> ApiError:
     return ApiError(413, "RequestEntityTooLarge",
                     f"The request body is larger than {L.REQUEST_BODY_MAX_BYTES // L.MB} MB.", "body")
-
-
-def _bad_body(message: str, param: str = "body") -> ApiError:
-    return ApiError(400, "InvalidParameter", message, param)
 
 
 # ---------- media type ----------
@@ -76,146 +57,22 @@ def check_content_type(value: str | None) -> None:
                        "Content-Type")
 
 
-# ---------- the shape of the text ----------
+def check_content_encoding(value: str | None) -> None:
+    """A compressed body was read as UTF-8 and refused as "not UTF-8 (byte 0x8b)": say what it is."""
+    if value is not None and value.strip().lower() not in ("", "identity"):
+        raise ApiError(415, "UnsupportedMediaType", f"The request body is sent with Content-Encoding {value.strip()}; "
+                       "send it uncompressed (JSON, UTF-8).", "Content-Encoding")
 
 
-def json_shape_problem(raw: bytes) -> str | None:
-    """Why the body is too deep or too large to parse, found without parsing it; None otherwise.
-
-    Only bytes.replace, bytes.translate and bytes.find touch the whole body (C loops at memory
-    speed: a 64 MB body costs tens of milliseconds whatever it holds); the Python loop walks at
-    most `JSON_TOKENS_MAX` tokens. Text that is not JSON (an unclosed string, a stray `]`) is
-    left to the parser, which names the position."""
-    # Escapes go first, left to right as JSON reads them: pairs of backslashes, then escaped
-    # quotes. Every quote left opens or closes a string (UTF-8 never puts an ASCII byte inside
-    # a multi-byte character, so bytes are as good as characters here).
-    if b"\\" in raw:
-        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    skeleton = raw.translate(None, delete=_NOT_TOKENS)
-    depth = tokens = pos = 0
-    end = len(skeleton)
-    while pos < end:
-        tokens += 1
-        if tokens > L.JSON_TOKENS_MAX:
-            return f"it holds more than {L.JSON_TOKENS_MAX:,} JSON tokens; a task request holds a few hundred"
-        char = skeleton[pos]
-        pos += 1
-        if char == _QUOTE:
-            closing = skeleton.find(b'"', pos)
-            if closing < 0:
-                return None
-            pos = closing + 1
-        elif char in _OPENERS:
-            depth += 1
-            if depth > L.JSON_DEPTH_MAX:
-                return f"it nests arrays and objects more than {L.JSON_DEPTH_MAX} levels deep"
-        elif char in _CLOSERS:
-            depth -= 1
-            if depth < 0:
-                return None
-    return None
-
-
-# ---------- a strict parse ----------
-
-
-class _Refused:
-    """A value the parser met that no field may hold; reported with its path after the parse."""
-
-    def __init__(self, why: str) -> None:
-        self.why = why
-
-
-class _Object(dict):
-    """A JSON object whose text named `duplicate` twice."""
-
-    duplicate: str | None = None
-
-
-def _object(pairs: list[tuple[str, Any]]) -> dict:
-    obj = _Object(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        obj.duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
-    return obj
-
-
-def _integer(text: str) -> int | _Refused:
-    digits = len(text.lstrip("-"))
-    if digits > L.JSON_NUMBER_DIGITS_MAX:
-        return _Refused(f"a number of {digits:,} digits is out of range")
-    return int(text)
-
-
-def _real(text: str) -> float | _Refused:
-    value = float(text)
-    if not math.isfinite(value):
-        return _Refused(f"{text[:30]} is too large for a number")
-    return value
-
-
-def _constant(name: str) -> _Refused:
-    return _Refused(f"{name} is not a JSON value")
-
-
-def _refusal(value: Any, path: tuple[str | int, ...] = ()) -> tuple[str, str] | None:
-    """(param, message) for the first value the parse marked as refused, or None."""
-    here = join_path(path) or "body"
-    if isinstance(value, _Refused):
-        return here, value.why
-    if isinstance(value, str):
-        return _surrogate(value, here)
-    if isinstance(value, dict):
-        # Keys first: a param naming a key must be text that can be written back.
-        for key in value:
-            found = _surrogate(key, here)
-            if found:
-                return found
-        if getattr(value, "duplicate", None) is not None:
-            return join_path((*path, value.duplicate)), "the key appears twice in one object"
-        for key, item in value.items():
-            found = _refusal(item, (*path, key))
-            if found:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _refusal(item, (*path, index))
-            if found:
-                return found
-    return None
-
-
-def _surrogate(text: str, here: str) -> tuple[str, str] | None:
-    if text.isascii():  # the common case, and a 64 MB data URL, cost no copy
-        return None
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return here, "holds a lone UTF-16 surrogate (\\ud800 to \\udfff), which is not text"
-    return None
+# ---------- the parse (dailies/spec/strict_json.py) ----------
 
 
 def parse_json(raw: bytes) -> object:
     """The decoded body, or an ApiError saying what makes it unacceptable."""
-    if not raw.strip():
-        raise ApiError(400, "MissingParameter", "The request body is empty; send the task as JSON.", "body")
-    shape = json_shape_problem(raw)
-    if shape:
-        raise _bad_body(f"The request body is refused unparsed: {shape}.")
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _bad_body(f"The request body is not UTF-8 (byte {raw[exc.start]:#04x} at {exc.start}).") from exc
-    try:
-        body = json.loads(text, object_pairs_hook=_object, parse_int=_integer, parse_float=_real,
-                          parse_constant=_constant)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
-        raise _bad_body(f"The request body is not valid JSON: {exc}.") from exc
-    refused = _refusal(body)
-    if refused:
-        param, why = refused
-        raise _bad_body(f"{param}: {why}.", param)
-    return body
+        return parse_strict_json(raw)
+    except JsonRefused as refused:
+        raise ApiError(400, refused.code, refused.message, refused.param) from refused
 
 
 async def read_json_body(request: Request, limit: int = L.REQUEST_BODY_MAX_BYTES) -> object:
@@ -225,6 +82,7 @@ async def read_json_body(request: Request, limit: int = L.REQUEST_BODY_MAX_BYTES
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large()
     check_content_type(request.headers.get("content-type"))
+    check_content_encoding(request.headers.get("content-encoding"))
     chunks: list[bytes] = []
     size = 0
     try:

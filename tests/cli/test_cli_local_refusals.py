@@ -13,8 +13,7 @@ import pytest
 
 from dailies import cli_client
 from dailies.cli import main
-from dailies.service.api_errors import ApiError
-from dailies.service.http_body import parse_json
+from dailies.spec.strict_json import JsonRefused, parse_strict_json
 
 from .running import run
 
@@ -105,8 +104,8 @@ def test_a_body_the_service_would_refuse_as_json_is_refused_with_its_words(sent,
     --no-local-check skips the catalog's rules, not this: the file cannot be sent as it is."""
     body = tmp_path / "body.json"
     body.write_text(text)
-    with pytest.raises(ApiError) as service:
-        parse_json(text.encode())
+    with pytest.raises(JsonRefused) as service:
+        parse_strict_json(text.encode())
     assert service.value.param == param
     line = refused("create", "--body", str(body), *(["--no-local-check"] if no_local_check else []))
     assert line == f"dailies: --body {body}: {service.value.message}"

@@ -228,3 +228,19 @@ async def test_two_authorization_headers_with_different_keys_are_refused(env):
     assert KEY_A not in error["message"] and KEY_B not in error["message"]
     same = [("Authorization", f"Bearer {KEY_A}")] * 2
     assert (await env.client.get(TASKS, headers=same)).status_code == 200
+
+
+async def test_a_compressed_body_is_refused_as_compressed_not_as_bad_text(env):
+    """It was "The request body is not UTF-8 (byte 0x8b at 1)": a client that gzips its bodies learns
+    nothing from that."""
+    import gzip
+    import json
+
+    body = gzip.compress(json.dumps(text_body()).encode())
+    response = await env.client.post(TASKS, content=body, headers={
+        "Authorization": f"Bearer {KEY_A}", "Content-Type": "application/json", "Content-Encoding": "gzip"})
+    error = assert_error(response, 415, "UnsupportedMediaType", "Content-Encoding")
+    assert "uncompressed" in error["message"]
+    plain = await env.client.post(TASKS, json=text_body(), headers={
+        "Authorization": f"Bearer {KEY_A}", "Content-Encoding": "identity"})
+    assert plain.status_code == 200, plain.text

@@ -28,10 +28,11 @@ def build(results: Sequence[Result], journal: Journal, now: float,
     """The PDF and the CSV (UTF-8 with a byte order mark, so a spreadsheet reads Chinese right) of
     these versions, in this order; thumbnails from their kept copies."""
     ids = [r.task_id for r in results]
+    # Numbered among the page's results (every version of the shots shown), as the cards number them.
     entries = entries_from_journal(
         journal, ids, records={r.task_id: r.record for r in results},
         thumbnails={r.task_id: thumbnail_from_kept(r.kept) for r in results},
-        prompts={r.task_id: r.prompt for r in results if r.prompt})
+        prompts={r.task_id: r.prompt for r in results if r.prompt}, results=ids)
     return to_pdf(entries, title, now=now), to_csv(entries).encode("utf-8-sig")
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from dailies.client import APIError
 from dailies.journal import Comment, Journal, KeptFile, StatusChange, Submission, average, group_versions
+from dailies.journal.shots import version_numbers
 from dailies.journal.statuses import APPROVED, CHANGES_REQUESTED, PENDING, REJECTED
 from dailies.spec.models import TaskRecord
 from dailies.spec.results import VIDEO_NAME
@@ -79,7 +80,10 @@ class Shot:
         return self.versions[-1]
 
     def number_of(self, task_id: str) -> int:
-        return next(i for i, r in enumerate(self.versions, 1) if r.task_id == task_id)
+        # The page's versions are its results (listed succeeded, or kept), oldest first: numbered by the
+        # rule the report and `dailies reel` use too.
+        ids = [r.task_id for r in self.versions]
+        return version_numbers(ids, set(ids))[task_id]
 
     @property
     def created_at(self) -> float:

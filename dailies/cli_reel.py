@@ -44,16 +44,19 @@ def open_journal(data_dir: Path):
     return Journal(path)
 
 
-def version_label(journal: Any, task_id: str) -> str | None:
-    """"v2" when the journal knows the task's shot (the shot's first task is its v1), else None."""
+def version_labels(journal: Any, task_ids: list[str]) -> dict[str, str | None]:
+    """"v2" for each task: its number among its shot's results, as the Review page numbers it
+    (dailies.journal.version_numbers). The results are those the journal knows (kept, or last seen
+    succeeded and not purged) and the reel's own tasks (it has their videos). None without a journal."""
     if journal is None:
-        return None
-    link = journal.shot_links([task_id]).get(task_id)
-    shot_id = link.shot_id if link is not None else task_id
-    versions = [shot_id, *journal.shot_members([shot_id]).get(shot_id, [])]
-    if len(versions) == 1 and link is None:
-        return "v1"
-    return f"v{versions.index(task_id) + 1}" if task_id in versions else None
+        return dict.fromkeys(task_ids)
+    return {tid: None if number is None else f"v{number}"
+            for tid, (_, number) in journal.numbered_versions(task_ids).items()}
+
+
+def version_label(journal: Any, task_id: str) -> str | None:
+    """The one task's label (`version_labels`)."""
+    return version_labels(journal, [task_id])[task_id]
 
 
 def status_label(journal: Any, task_id: str) -> str | None:
@@ -150,9 +153,10 @@ def cmd_reel(args: argparse.Namespace) -> int:
             sources = _Sources(args, journal, Path(folder))
             try:
                 shots = []
+                versions = version_labels(journal, args.task)
                 for index, task_id in enumerate(args.task):
                     source = sources.find(index, task_id)
-                    lines = slate_lines(version_label(journal, task_id), status_label(journal, task_id),
+                    lines = slate_lines(versions[task_id], status_label(journal, task_id),
                                         source.prompt, source.created_at)
                     shots.append(ReelShot(source.path, short_title(task_id), lines))
             finally:

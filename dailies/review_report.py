@@ -19,7 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,29 +105,21 @@ def _average_text(value: float | None) -> str:
 # ---------- from the journal ----------
 
 
-def _versions(journal: Journal, task_ids: list[str]) -> dict[str, tuple[str, int]]:
-    """Each task's shot id and its version number in the shot (v1 is the shot's own task)."""
-    links = journal.shot_links(task_ids)
-    shot_of = {tid: (links[tid].shot_id if tid in links else tid) for tid in task_ids}
-    members = journal.shot_members(set(shot_of.values()))
-    out = {}
-    for tid, shot_id in shot_of.items():
-        versions = [shot_id, *[t for t in members.get(shot_id, []) if t != shot_id]]
-        out[tid] = (shot_id, versions.index(tid) + 1 if tid in versions else 1)
-    return out
-
-
 def entries_from_journal(journal: Journal, task_ids: Iterable[str],
                          records: Mapping[str, TaskRecord | None] | None = None,
                          thumbnails: Mapping[str, bytes | None] | None = None,
-                         prompts: Mapping[str, str] | None = None) -> list[ReportEntry]:
+                         prompts: Mapping[str, str] | None = None,
+                         results: Collection[str] | None = None) -> list[ReportEntry]:
     """A report entry per task, in the order given: prompt and model from the journal's submission
     (else `prompts`, e.g. the service's stored request; the record's model), status, stars and
-    comments from the journal, creation time from the record (else the submission)."""
+    comments from the journal, creation time from the record (else the submission). Versions are
+    numbered as the Review page numbers them (dailies.journal.version_numbers: among the shot's
+    results), `results` being the tasks that are results (the page's); None: as the journal knows."""
     ids = list(dict.fromkeys(task_ids))
     records, thumbnails, prompts = records or {}, thumbnails or {}, prompts or {}
     submissions, statuses = journal.submissions(ids), journal.statuses(ids)
-    ratings, comments, versions = journal.ratings(ids), journal.comments(ids), _versions(journal, ids)
+    ratings, comments = journal.ratings(ids), journal.comments(ids)
+    versions = journal.numbered_versions(ids, None if results is None else {*results, *ids})
     entries = []
     for tid in ids:
         record, submission, change = records.get(tid), submissions.get(tid), statuses.get(tid)

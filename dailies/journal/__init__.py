@@ -52,7 +52,7 @@ from .reviews import VERDICTS, Review, ReviewsMixin
 from .schema import POSTGRES_PREFIX, SCHEMA_VERSION, UNSCOPED
 from .scope import Scope
 from .shares import Share, ShareRefused, SharesMixin
-from .shots import ShotLink, ShotsMixin, group_versions
+from .shots import ShotLink, ShotsMixin, group_versions, version_numbers
 from .statuses import STATUS_LABELS, STATUSES, StatusChange, average
 from .submissions import InputRef, Submission, SubmissionsMixin
 from .view import DATABASE_ENV, STORAGE_ENV
@@ -65,6 +65,7 @@ __all__ = [
     "StatusChange",
     "average",
     "group_versions",
+    "version_numbers",
     "thread",
     "DATABASE_ENV",
     "POSTGRES_PREFIX",

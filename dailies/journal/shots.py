@@ -1,16 +1,21 @@
 """Versions of a shot: a rerun, an edit, a final from a draft or a shot chained from a last frame,
 submitted from the dashboard, joins the shot of the task it came from. A task with no row is a shot
-of its own (its v1). Versions are numbered by submission time within the shot."""
+of its own (its v1). Versions are numbered by submission time within the shot, among its results
+only (`version_numbers`: the one rule of the Review page, its reel, the notes report and `dailies reel`)."""
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Container, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
 
+from ..spec.lifetimes import oldest_kept
+from ..spec.results import VIDEO_NAME
+from ..spec.statuses import TaskStatus
 from .view import View
 
 # How a version came from its parent.
@@ -57,6 +62,60 @@ class ShotsMixin(View):
             if row.task_id not in out.setdefault(row.shot_id, []):
                 out[row.shot_id].append(row.task_id)
         return out
+
+    def shot_tasks(self, task_ids: Iterable[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
+        """Each task's shot id, and each of those shots' tasks in order (its own task, v1, first)."""
+        ids = list(dict.fromkeys(task_ids))
+        links = self.shot_links(ids)
+        shot_of = {tid: (links[tid].shot_id if tid in links else tid) for tid in ids}
+        members = self.shot_members(set(shot_of.values()))
+        tasks = {shot: [shot, *[t for t in members.get(shot, []) if t != shot]] for shot in set(shot_of.values())}
+        return shot_of, tasks
+
+    def known_results(self, task_ids: Iterable[str], now: float | None = None) -> set[str]:
+        """Which of these tasks the journal knows as results, as the Review page would list them: a kept
+        video this dashboard can play, or a last record seen succeeded and not yet purged by the service.
+        (A version deleted from the service since the dashboard last listed it is not known here.)"""
+        ids = list(dict.fromkeys(task_ids))
+        if not ids:
+            return set()
+        kept = self._table("kept")
+        found = {row.task_id for row in self._preferred("kept", kept.c.task_id.in_(ids), kept.c.name == VIDEO_NAME)
+                 if self._kept_file(row) is not None}  # KeptFilesMixin's, beside this one in Journal
+        window = oldest_kept(time.time() if now is None else now)
+        for task_id, record in self._by_task("records", [t for t in ids if t not in found],
+                                             lambda row: json.loads(row.record)).items():
+            created = record.get("created_at")
+            if record.get("status") == TaskStatus.SUCCEEDED and isinstance(created, int | float) and created >= window:
+                found.add(task_id)
+        return found
+
+    def numbered_versions(self, task_ids: Iterable[str], results: Collection[str] | None = None,
+                          now: float | None = None) -> dict[str, tuple[str, int | None]]:
+        """Each task's shot id and version number (`version_numbers`), None for a task that is not a
+        result. `results`: the tasks that are results as the caller knows them (the Review page: what it
+        lists and keeps); None: as the journal knows them (`known_results`), the tasks asked for counted
+        among them (a reel or a report names them: `dailies reel` has their videos)."""
+        ids = list(dict.fromkeys(task_ids))
+        shot_of, tasks = self.shot_tasks(ids)
+        if results is None:
+            results = set(ids) | self.known_results([t for shot in tasks.values() for t in shot], now)
+        numbers = {shot: version_numbers(shot_tasks, results) for shot, shot_tasks in tasks.items()}
+        return {tid: (shot_of[tid], numbers[shot_of[tid]].get(tid)) for tid in ids}
+
+
+def version_numbers(shot_tasks: Iterable[str], results: Container[str]) -> dict[str, int]:
+    """The one numbering of a shot's versions, wherever a version is named (the Review page's cards and
+    picker, its reel's slates and notes report, `dailies report`, `dailies reel`'s slates): the shot's
+    tasks in order (`shot_tasks`, its own task first, then later versions as they were made), numbered
+    from 1 among its results alone. A task that is not a result (`results`: succeeded, and still on the
+    service or kept) takes no number: a failed rerun, or a version deleted or purged, leaves no gap, so
+    "v2" on a card is "v2" in the report a client reads."""
+    numbers: dict[str, int] = {}
+    for task_id in shot_tasks:
+        if task_id in results and task_id not in numbers:
+            numbers[task_id] = len(numbers) + 1
+    return numbers
 
 
 def group_versions(task_ids: list[str], links: dict[str, ShotLink]) -> dict[str, list[str]]:

@@ -48,6 +48,7 @@ def test_reel_of_a_downloaded_task_and_a_kept_copy(ark_env, tmp_path):
     kept.parent.mkdir(parents=True)
     make_clip(kept, (240, 320), 30, 1.5, (30, 200, 30))  # portrait, 30 fps, no sound
     journal.mark_kept(KEPT_ID, VIDEO_NAME, kept)
+    journal.save_records([task])  # seen by the dashboard, as its Review page saves what it lists
     journal.link_version(KEPT_ID, task["id"], "rerun")
     journal.set_status(KEPT_ID, "approved")
     assert version_label(journal, KEPT_ID) == "v2" and version_label(journal, task["id"]) == "v1"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import time
 
 import pypdf
 import pytest
@@ -57,7 +58,7 @@ def journal(tmp_path):
 
 @pytest.fixture
 def reviewed(journal):
-    """Three versions of one shot: v1 approved then changes requested, with stars, a comment at a
+    """Three versions (results) of one shot: v1 approved then changes requested, with stars, a comment at a
     timecode and a reply, a general comment; v2 with a Chinese prompt and a comment; v3 untouched."""
     ana = journal.scoped(Scope.of_project(BASE, "studio", author="Ana"))
     bo = journal.scoped(Scope.of_project(BASE, "studio", author="Bo"))
@@ -66,6 +67,10 @@ def reviewed(journal):
     bo.record_submission(submission("cgt-3", "lantern, wider shot"))
     ana.link_version("cgt-2", "cgt-1", "rerun", at=T0 + 1)
     bo.link_version("cgt-3", "cgt-2", "edit", at=T0 + 2)
+    # Listed by the Review page (which saves the records it lists): results, each a version of the shot.
+    recent = int(time.time()) - 3600
+    ana.save_records([{"id": t, "model": "seedance-1-0-pro", "status": "succeeded", "created_at": recent + i}
+                      for i, t in enumerate(("cgt-1", "cgt-2", "cgt-3"))])
     bo.set_status("cgt-1", APPROVED, at=T0 + 10)
     ana.set_status("cgt-1", CHANGES_REQUESTED, at=T0 + 20)
     ana.set_status("cgt-2", APPROVED, at=T0 + 30)
@@ -308,3 +313,57 @@ def test_the_cli_writes_both_files_from_the_dashboards_journal(tmp_path):
     assert "v1 · cgt-7" in text and "[00:01.50]" in text and "nice wake" in text and "a paper boat" in text
     rows = from_csv((tmp_path / "r.csv").read_bytes())
     assert [(r["task_id"], r["comment"], r["timecode"]) for r in rows] == [("cgt-7", "nice wake", "00:01.50")]
+
+
+def test_the_report_the_reel_and_the_review_page_number_a_shots_versions_alike(journal, tmp_path):
+    """One numbering of a shot's versions: among its results only (dailies.journal.version_numbers). A
+    rerun that failed and a version purged by the service (not kept) take no number anywhere, so the
+    version that is "v2" on its card is "v2" in the report and on `dailies reel`'s slate."""
+    from components.reel_maker import version_labels as page_reel_labels
+    from components.report_download import build
+    from components.review_data import Result, shots_of
+    from dailies import cli_reel
+
+    now = time.time()
+    ana = journal.scoped(Scope.of_project(BASE, "studio", author="Ana"))
+    old, purged = now - 3600, now - 8 * 86_400  # the service keeps a record 7 days
+
+    def seen(task_id: str, status: str, created: float) -> None:
+        """The last record the dashboard saw (its Review and Tasks pages save them)."""
+        ana.save_records([{"id": task_id, "model": "seedance-1-0-pro", "status": status, "created_at": int(created)}])
+
+    seen("cgt-v1", "succeeded", old)
+    seen("cgt-purged", "succeeded", purged)  # gone from the service, never kept
+    ana.link_version("cgt-purged", "cgt-v1", "rerun", at=old + 1)
+    seen("cgt-failed", "failed", old + 2)
+    ana.link_version("cgt-failed", "cgt-v1", "rerun", at=old + 2)
+    seen("cgt-ok", "succeeded", old + 3)
+    ana.link_version("cgt-ok", "cgt-v1", "rerun", at=old + 3)
+    kept = ana.keep_path("cgt-kept", VIDEO_NAME)
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"\x00\x00\x00\x18ftypmp42")
+    ana.mark_kept("cgt-kept", VIDEO_NAME, kept)  # kept: a result even when the service forgets it
+    ana.link_version("cgt-kept", "cgt-ok", "edit", at=old + 4)
+
+    # The Review page: the results it lists and keeps.
+    records = {t: TaskRecord.model_validate(ana.record(t)) for t in ("cgt-v1", "cgt-ok")}
+    results = [Result("cgt-v1", records["cgt-v1"]), Result("cgt-ok", records["cgt-ok"]),
+               Result("cgt-kept", None, kept=ana.kept("cgt-kept"), listed=False)]
+    [shot] = shots_of(ana, results)
+    page = {r.task_id: f"v{shot.number_of(r.task_id)}" for r in shot.versions}
+    assert page == {"cgt-v1": "v1", "cgt-ok": "v2", "cgt-kept": "v3"}
+    assert page_reel_labels(ana, results) == page
+    ids = list(page)
+    # The report from the page ("Report of the notes"), `dailies report` (the journal alone), `dailies reel`.
+    _, csv_bytes = build(results, ana, now)
+    assert {row["task_id"]: row["version"] for row in from_csv(csv_bytes)} == page
+    assert {e.task_id: e.version for e in entries_from_journal(ana, ids)} == page
+    assert cli_reel.version_labels(ana, ids) == page
+    assert {t: cli_reel.version_label(ana, t) for t in ids} == page  # one task at a time, too
+
+    # A version deleted from the service (not kept) leaves the page: the page's report renumbers with it.
+    results = [r for r in results if r.task_id != "cgt-ok"]
+    [shot] = shots_of(ana, results)
+    assert {r.task_id: shot.number_of(r.task_id) for r in shot.versions} == {"cgt-v1": 1, "cgt-kept": 2}
+    _, csv_bytes = build(results, ana, now)
+    assert {row["task_id"]: row["version"] for row in from_csv(csv_bytes)} == {"cgt-v1": "v1", "cgt-kept": "v2"}

@@ -57,6 +57,13 @@ ACCOUNT_REFUSALS = frozenset({"AccountOverdueError", "OperationDenied.ServiceOve
 # Answers of a result's download that say "not now" rather than "never": the render is postponed.
 DOWNLOAD_RETRYABLE = frozenset({408, 425, 429})
 LIST_MAX_IDS = 100
+# A LIST or GET may not show a task yet for a while after its create was answered (the upstream's
+# index lags its create): a 404 is believed only once it has been answered for this many reads in a
+# row over this long while the task is followed (or, asked by the sweep, this long after the create),
+# enough for the lag and few enough to end a task the upstream truly does not have within minutes.
+NOT_FOUND_READS = 5
+NOT_FOUND_GRACE_S = 60.0
+NOT_FOUND = "UpstreamTaskNotFound"
 # Images read from our own storage are sent inline up to this size (the spec's limit for images).
 INLINE_IMAGE_MAX_BYTES = 10 * 1024 * 1024
 
@@ -78,6 +85,10 @@ class UpstreamFailed(InputError):
 class UpstreamEnded(UpstreamFailed):
     """The upstream itself ended the task without a result (failed, expired, cancelled there): it bills
     nothing for it."""
+
+
+class UpstreamNotFound(UpstreamFailed):
+    """The upstream answered 404 for a task: not there yet (a lagging index) or not at all."""
 
 
 def parse_upstream_keys(text: str) -> list[UpstreamKey]:
@@ -108,6 +119,9 @@ class UpstreamGenerator:
                                  follow_redirects=False)
         self._sleep = sleep
         self._monotonic = monotonic  # with `sleep`, the seam tests replace (waits, key cooling)
+        # The wall clock of what other processes read (when a task ended, an orphan was created);
+        # tests give it the service's clock.
+        self.clock: Callable[[], float] = time.time
         self.poll_first = poll_first
         self.poll_max = poll_max
         self.list_interval = list_interval
@@ -181,6 +195,10 @@ class UpstreamGenerator:
         except UpstreamEnded:
             # Said with the task, so its reservation is released: the upstream bills nothing for it.
             job.checkpoint({**state, "upstream_ended": True})
+            raise
+        except UpstreamNotFound:
+            # Said with the task, so the sweep believes the upstream's next 404 without waiting again.
+            job.checkpoint({**state, "upstream_missing": True})
             raise
         # From here the upstream has billed the task: if it fails here (its results cannot be
         # downloaded, say), the service settles its cost instead of releasing it.
@@ -296,8 +314,9 @@ class UpstreamGenerator:
                     except RenderCancelled:
                         # The task ended here while the create was on its way (it expired): the
                         # upstream has it now. Its id must not be lost with this render, or it would
-                        # run and be billed with nobody to cancel or count it.
-                        self.orphaned(job.task_id, state)
+                        # run and be billed with nobody to cancel or count it. It is younger than
+                        # the task's end, so its own time tells the sweep whether a 404 may be lag.
+                        self.orphaned(job.task_id, {**state, "created_at": self.clock()})
                         raise
                     log.info("task %s created upstream as %s (key %s)", job.task_id, upstream_id, key.name)
                     return state, key
@@ -370,10 +389,12 @@ class UpstreamGenerator:
 
     def bills(self, state: dict[str, Any]) -> bool | None:
         """Whether the upstream bills the task of a checkpointed state that ended here without its
-        result: False when the upstream ended it unbilled (failed, expired, cancelled there) or it is
-        cancelled now while it still waits there; True when it ran or runs there (a run is billed
-        once it succeeds: its estimate is counted), or when nothing can be asked any more (its key
-        removed, its record gone); None while the upstream does not answer (ask again later)."""
+        result (the sweep adds `ended_at`, when it ended here): False when the upstream ended it
+        unbilled (failed, expired, cancelled there), it is cancelled now while it still waits there,
+        or the upstream says it has no such task (a 404 past the lag of its index); True when it ran
+        or runs there (a run is billed once it succeeds: its estimate is counted), or when nothing
+        can be asked any more (its key removed); None while the upstream does not answer, or its 404
+        may still be that lag (ask again later)."""
         if state.get("upstream_succeeded"):
             return True
         if state.get("upstream_ended"):
@@ -383,6 +404,15 @@ class UpstreamGenerator:
             return None
         try:
             record = self._get(upstream_id, self._key(state.get("key")))
+        except UpstreamNotFound:
+            # Its create was answered before the task ended here (an orphan's, after: its own time).
+            since = state.get("created_at") or state.get("ended_at")
+            if not state.get("upstream_missing") and isinstance(since, int | float) \
+                    and self.clock() - since < NOT_FOUND_GRACE_S:
+                return None  # maybe not in the upstream's index yet: asked again next sweep
+            # A task the upstream says it does not have did not run there, as far as anyone can tell.
+            log.warning("the upstream has no task %s: its reservation is released", upstream_id)
+            return False
         except UpstreamFailed as exc:
             log.warning("upstream task %s cannot be read (%s): counted as billed", upstream_id, exc)
             return True
@@ -405,16 +435,31 @@ class UpstreamGenerator:
         looks first; a task the LIST does not show is read with a GET."""
         interval = self.poll_first
         woken = threading.Event()
+        missing_since: float | None = None  # the first of the 404s in a row, and how many
+        missing_reads = 0
         with self._lock:
             self._following[upstream_id] = (key.name, tier)
             self._woken[upstream_id] = woken
         try:
             while True:
-                if woken.is_set():  # the upstream called back: read this task now, with a GET
-                    woken.clear()
-                    record = self._get(upstream_id, key)
+                try:
+                    if woken.is_set():  # the upstream called back: read this task now, with a GET
+                        woken.clear()
+                        record = self._get(upstream_id, key)
+                    else:
+                        record = self._look(upstream_id, key, tier)
+                except UpstreamNotFound:
+                    now = self._monotonic()
+                    missing_since = now if missing_since is None else missing_since
+                    missing_reads += 1
+                    if missing_reads >= NOT_FOUND_READS and now - missing_since >= NOT_FOUND_GRACE_S:
+                        raise UpstreamNotFound(NOT_FOUND, f"The upstream has no task {upstream_id}: it "
+                                               f"answered 404 {missing_reads} times over "
+                                               f"{now - missing_since:.0f} s.") from None
+                    record = None
                 else:
-                    record = self._look(upstream_id, key, tier)
+                    if record is not None:
+                        missing_since, missing_reads = None, 0
                 status = record.get("status") if record else None
                 if status == TaskStatus.SUCCEEDED:
                     progress(1.0)
@@ -492,7 +537,7 @@ class UpstreamGenerator:
             return None
         self.observe("get", str(response.status_code), time.monotonic() - started)
         if response.status_code == 404:
-            raise UpstreamFailed("UpstreamTaskNotFound", f"The upstream task {upstream_id} is gone.")
+            raise UpstreamNotFound(NOT_FOUND, f"The upstream has no task {upstream_id} (HTTP 404).")
         if response.status_code != 200:
             return None
         record = _json_object(response)

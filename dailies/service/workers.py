@@ -467,12 +467,15 @@ class WorkerPool:
         upstream_silent = False
         for row in self.store.ended_holding_reservations():
             state = json.loads(row.generator_state)
-            ended_for = now - (row.finished_at or row.updated_at)
+            ended_at = row.finished_at or row.updated_at
+            ended_for = now - ended_at
             try:
                 if not upstream_may_bill(state) and not state.get("upstream_succeeded"):
                     billed: bool | None = False
                 elif state.get("upstream_id") or state.get("upstream_succeeded"):
-                    billed = None if upstream_silent else bills(state)
+                    # When it ended tells the generator how old its upstream task is at least (a 404
+                    # soon after the create may be the upstream's lag, not a task it does not have).
+                    billed = None if upstream_silent else bills({**state, "ended_at": ended_at})
                     upstream_silent = billed is None
                     if billed is None and ended_for >= UPSTREAM_SILENT_S:
                         billed = True

@@ -5,6 +5,7 @@ a result URL that redirects. Each of these used to end the member's task at once
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 
@@ -26,6 +27,9 @@ BASE = "http://upstream.test/api/v3"
 UPSTREAM_KEY = "upstream-secret-key"
 VIDEO_URL = "http://cdn.test/video.mp4"
 USAGE = 19747
+# docs/gateway.md: a 404 is believed once answered 5 times over 60 s (the upstream's index may lag a create).
+NOT_FOUND_READS = 5
+NOT_FOUND_GRACE_S = 60.0
 BODY = {"model": "doubao-seedance-1-0-pro-250528", "resolution": "480p", "duration": 2,
         "execution_expires_after": 3600, "content": [{"type": "text", "text": "a shot"}]}
 
@@ -89,7 +93,7 @@ def unlisted(request: httpx.Request) -> httpx.Response:
 @pytest.fixture
 def gateway(tmp_path, backend):
     """(make, clock): make(upstream) -> the gateway's services, no background threads. One fake clock
-    is the service's and the generator's waits: a wait of a minute takes none."""
+    is the service's, and the generator's waits and wall time: a wait of a minute takes none."""
     clock = FakeClock(float(int(time.time())))
     made = []
 
@@ -97,6 +101,7 @@ def gateway(tmp_path, backend):
         generator = generator_class(BASE, [UpstreamKey("main", UPSTREAM_KEY)],
                                     transport=httpx.MockTransport(upstream), sleep=clock.advance,
                                     monotonic=clock, poll_first=1.0, poll_max=15.0, list_interval=1.0)
+        generator.clock = clock
         settings = Settings(data_dir=tmp_path, api_keys={"member": "studio"}, workers=0, clock=clock,
                             log_requests=False, upstream_url=BASE,
                             upstream_keys=[UpstreamKey("main", UPSTREAM_KEY)], **backend.settings())
@@ -183,4 +188,87 @@ def test_a_create_answered_200_without_a_readable_id_is_an_unknown_outcome_held_
     assert ledger_of(services, task_id)[0] == "reserved"
     clock.advance(UNANSWERED_CREATE_S)
     services.workers.sweep()
+    assert ledger_of(services, task_id)[0] == "settled"
+
+
+# ---------- 3. a 404 for a task the upstream accepted ----------
+
+
+def not_found() -> httpx.Response:
+    return httpx.Response(404, json={"error": {"code": "ResourceNotFound", "message": "task not found"}})
+
+
+def test_a_task_the_upstream_does_not_show_yet_after_its_create_is_followed_to_its_end(gateway):
+    """The LIST and GET lag the create for half a minute; the task was never gone."""
+    make, clock = gateway
+    upstream = Upstream(list=first(NOT_FOUND_READS - 1, lambda: unlisted(None)),
+                        get=first(NOT_FOUND_READS - 1, not_found))
+    services = make(upstream)
+    started = clock()
+    task_id = run(services, clock)
+    row = services.store.get_by_id(task_id)
+    assert (row.status, row.error_code) == ("succeeded", None), row.error_message
+    assert ledger_of(services, task_id) == ("settled", USAGE)
+    assert upstream.count("get") == NOT_FOUND_READS - 1 and clock() - started < NOT_FOUND_GRACE_S
+
+
+def test_a_task_the_upstream_keeps_answering_404_fails_after_the_grace_and_its_reservation_is_released(gateway):
+    make, clock = gateway
+    upstream = Upstream(list=unlisted, get=lambda request: not_found())
+    services = make(upstream)
+    started = clock()
+    task_id = run(services, clock)
+    row = services.store.get_by_id(task_id)
+    assert (row.status, row.error_code) == ("failed", "UpstreamTaskNotFound")
+    assert upstream.count("get") >= NOT_FOUND_READS and clock() - started >= NOT_FOUND_GRACE_S
+    assert ledger_of(services, task_id)[0] == "reserved"  # held until a sweep asks the upstream again
+    services.workers.sweep()
+    assert ledger_of(services, task_id)[0] == "released"  # it did not run there, as far as anyone can tell
+    assert upstream.count("create") == 1
+
+
+@pytest.mark.parametrize(("ended_ago", "created_ago", "expected"), [
+    (10.0, None, "reserved"),  # its create may be younger still: maybe not indexed yet
+    (NOT_FOUND_GRACE_S, None, "released"),
+    (3600.0, 10.0, "reserved"),  # an orphan: its create was answered after the task ended here
+])
+def test_a_held_task_the_upstream_answers_404_for_is_released_once_past_the_lag(
+        gateway, ended_ago, created_ago, expected):
+    """A worker lost three times while it followed the upstream task (TaskAttemptsExhausted), or the
+    task ended here as its create was answered: the sweep asks the upstream, which has no such task."""
+    make, clock = gateway
+    upstream = Upstream(get=lambda request: not_found())
+    services = make(upstream)
+    task_id = services.tasks.create(Caller("studio", "member"), dict(BODY)).id
+    services.store.claim_next("w1", clock())
+    state = {"phase": "running", "key": "main", "upstream_id": "cgt-up-1"}
+    if created_ago is not None:
+        state["created_at"] = clock() + ended_ago - created_ago
+    assert services.store.save_generator_state(task_id, "w1", json.dumps(state))
+    services.store.fail(task_id, "w1", clock(), "TaskAttemptsExhausted", "lost three times")
+    clock.advance(ended_ago)
+    services.workers.sweep()
+    assert ledger_of(services, task_id)[0] == expected
+    assert upstream.count("get") == 1
+    clock.advance(NOT_FOUND_GRACE_S)
+    services.workers.sweep()
+    assert ledger_of(services, task_id)[0] == "released"  # past the lag: it did not run there
+
+
+def test_a_held_task_the_upstream_cannot_be_read_for_stays_held(gateway):
+    """Only the upstream's 404 releases: a 5xx or an unreadable 200 says nothing, asked again."""
+    make, clock = gateway
+    answers = iter([httpx.Response(503, json={"error": {"code": "ServiceUnavailable", "message": "down"}}),
+                    httpx.Response(200, content=b"<html>proxy</html>")])
+    upstream = Upstream(get=lambda request: next(answers, None))
+    services = make(upstream)
+    task_id = services.tasks.create(Caller("studio", "member"), dict(BODY)).id
+    services.store.claim_next("w1", clock())
+    assert services.store.save_generator_state(task_id, "w1", json.dumps(
+        {"phase": "running", "key": "main", "upstream_id": "cgt-up-1"}))
+    services.store.fail(task_id, "w1", clock(), "TaskAttemptsExhausted", "lost three times")
+    for _ in range(2):
+        services.workers.sweep()
+        assert ledger_of(services, task_id)[0] == "reserved"
+    services.workers.sweep()  # the upstream reads it now: it ran there
     assert ledger_of(services, task_id)[0] == "settled"

@@ -125,7 +125,7 @@ def _upload(slot: str, choice: MediaChoice) -> None:
             state.pop(slot + KEPT_SUFFIX, None)
             st.rerun()
     choice.data = kept["data"]
-    choice.mime = _mime(kept["data"], kept.get("mime"))
+    choice.mime = media.image_mime(kept["data"], kept.get("mime"))
     choice.source = f"upload: {kept['name']}" if kept["origin"] in ("upload", "journal") else kept["origin"]
 
 
@@ -146,14 +146,7 @@ def _previous_task(slot: str, choice: MediaChoice, ctx: SlotContext) -> None:
         choice.error = compose_sources.fetch_error_text(exc)
         return
     choice.data = data
-    choice.mime = _mime(data, "image/png")
-
-
-def _mime(data: bytes, fallback: str | None) -> str:
-    info = media.check_image(data)[0]
-    if info is not None and info.format and info.format in Image.MIME:
-        return Image.MIME[info.format]
-    return fallback or "application/octet-stream"
+    choice.mime = media.image_mime(data, "image/png")
 
 
 def _preview(choice: MediaChoice, ctx: SlotContext, leads: bool) -> None:

@@ -29,7 +29,7 @@ from .client import (
     normalize_base_url,
 )
 from .client._base import poll_failed_for_now
-from .spec.media import encode_data_url
+from .spec.media import encode_data_url, image_mime
 from .spec.models import ServiceTier, StoredMediaUrl, TaskRecord, TaskRequest
 from .spec.statuses import DELETABLE, LISTABLE_FILTERS, TaskStatus
 from .spec.validation import check_create_body
@@ -88,15 +88,19 @@ def check_output_file(path: Path, option: str) -> None:
         raise CommandRefused(f"{option} {path}: there is no folder {path.parent}")
 
 
-def _media_url(value: str) -> str:
-    """A local file becomes a Base64 data URL; URLs and asset ids pass through."""
+def _media_url(value: str, kind: str) -> str:
+    """A local file becomes a Base64 data URL; URLs and asset ids pass through. An image's type is read
+    from its bytes (a PNG saved without an extension was sent as application/octet-stream and refused
+    in words about a type the user never gave); a video's or audio's from its name."""
     if value.startswith(("http://", "https://", "asset://", "data:")):
         return value
     path = Path(value)
     if not path.is_file():
         raise SystemExit(f"dailies: {value} is neither a URL, an asset:// id nor a file")
-    mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    return encode_data_url(path.read_bytes(), mime)
+    data = path.read_bytes()
+    named = mimetypes.guess_type(path.name)[0]
+    mime = image_mime(data, named) if kind == "image_url" else named or "application/octet-stream"
+    return encode_data_url(data, mime)
 
 
 DEFAULT_MODEL = "doubao-seedance-2-0-260128"
@@ -146,7 +150,7 @@ def build_body(args: argparse.Namespace) -> dict[str, Any]:
         content.append({"type": "text", "text": args.prompt})
     for flag, kind, role in _MEDIA_FLAGS:
         for value in getattr(args, flag) or []:
-            content.append({"type": kind, kind: {"url": _media_url(value)}, "role": role})
+            content.append({"type": kind, kind: {"url": _media_url(value, kind)}, "role": role})
     if args.draft_task:
         content.append({"type": "draft_task", "draft_task": {"id": args.draft_task}})
     body: dict[str, Any] = {"model": args.model or DEFAULT_MODEL, "content": content}

@@ -62,6 +62,15 @@ def encode_data_url(data: bytes, mime: str) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
+def image_mime(data: bytes, fallback: str | None = None) -> str:
+    """The MIME type of an image from its bytes (a file's name may have no extension, or the wrong
+    one); `fallback`, else application/octet-stream, when Pillow cannot tell."""
+    info = check_image(data)[0]
+    if info is not None and info.format and info.format in Image.MIME:
+        return Image.MIME[info.format]
+    return fallback or "application/octet-stream"
+
+
 @dataclass(frozen=True)
 class ImageInfo:
     width: int

@@ -55,6 +55,20 @@ def test_create_wait_get_list_download_with_json(ark_env, tmp_path):
     assert code == 0 and Image.open(tmp_path / "last.png").size == (864, 496)
 
 
+@pytest.mark.parametrize("name", ["first", "first.jpg"])
+def test_an_image_is_sent_as_the_type_its_bytes_say_whatever_its_name(ark_env, tmp_path, name):
+    """A PNG saved without an extension went as application/octet-stream and was refused in words
+    about a type the user never gave; one named .jpg went as a JPEG."""
+    image = tmp_path / name
+    Image.new("RGB", (640, 360), (10, 120, 200)).save(image, format="PNG")
+    code, out, err = run("create", "--prompt", "a harbour at dawn", "--first-frame", str(image),
+                         "--resolution", "480p", "--duration", "4", "--json")
+    assert code == 0, err
+    code, out, err = run("request", json.loads(out)["id"], "--json")
+    assert code == 0, err
+    assert '"data:image/png;base64,' in out or "image/png" in out
+
+
 def test_create_refuses_an_invalid_request_before_sending(ark_env):
     code, _, err = run("create", "--prompt", "x", "--seed", "4", "--duration", "99")
     assert code == 2

@@ -105,6 +105,10 @@ def parse_upstream_keys(text: str) -> list[UpstreamKey]:
 class UpstreamGenerator:
     """Forwards renders to `base_url` (an `/api/v3` base) with the team's upstream keys."""
 
+    # What a member's record names when a render fails for no reason of the task's (a gateway runs
+    # no renderer of its own).
+    role = "The gateway forwarding this task to its upstream"
+
     def __init__(self, base_url: str, keys: list[UpstreamKey], *, timeout: float = 30.0,
                  transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep,
                  monotonic: Callable[[], float] = time.monotonic,
@@ -573,7 +577,13 @@ class UpstreamGenerator:
         if content.get("last_frame_url"):
             last_frame = job.output_dir / "upstream-last-frame.png"
             self._download(content["last_frame_url"], last_frame, "last frame")
-        width, height, frame_count = _video_size(video)
+        try:
+            width, height, frame_count = _video_size(video)
+        except _Undecodable as exc:
+            # PyAV's message names our scratch file: the member is told of the upstream's video only.
+            log.warning("the upstream's video of %s cannot be decoded: %s", job.task_id, exc.__cause__)
+            raise UpstreamFailed(UPSTREAM_RESULT_INVALID, "The upstream's video is an MP4 file that cannot be "
+                                 "decoded (damaged, cut short, or without a video stream).") from None
         tools_used = record.get("tools") or []
         return RenderResult(
             video_path=video, last_frame_path=last_frame, width=width, height=height,
@@ -645,13 +655,20 @@ def inputs_own_result(inputs: InputResolver, url: str, where: str) -> bool:
     return bool(url) and own is not None and own(url, where) is not None
 
 
+class _Undecodable(Exception):
+    """A file that starts like an MP4 but cannot be read as a video."""
+
+
 def _video_size(path: Path) -> tuple[int, int, int]:
     import av
 
-    with av.open(str(path)) as container:
-        stream = container.streams.video[0]
-        frames = stream.frames or 0
-        return stream.codec_context.width, stream.codec_context.height, frames
+    try:
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            frames = stream.frames or 0
+            return stream.codec_context.width, stream.codec_context.height, frames
+    except (av.error.FFmpegError, IndexError) as exc:  # IndexError: no video stream
+        raise _Undecodable() from exc
 
 
 def _json_object(response: httpx.Response) -> dict[str, Any] | None:

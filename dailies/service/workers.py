@@ -269,7 +269,7 @@ class WorkerPool:
                 self._persist(row, lost, lambda: self.store.release(row.id, worker_id, clock()), stopping_ok=True)
                 return
             log.exception("render of %s failed", row.id)
-            message = f"The preview renderer failed: {type(exc).__name__}: {exc}"
+            message = unexpected_failure(self.generator, exc)
             self._persist(row, lost, lambda: self.store.fail(row.id, worker_id, clock(), "InternalServiceError",
                                                              message))
             return
@@ -507,6 +507,17 @@ class WorkerPool:
                     self.health.failed(Dependency.DATABASE, exc)
                 delay = max(delay, streak.failed(exc))
             self.stop_event.wait(delay)
+
+
+def unexpected_failure(generator: Generator, exc: BaseException) -> str:
+    """What a member's record says of a render that failed for no reason of the task's own: what
+    failed, and the error without a detail that names a file or an address (the server's paths are
+    no member's business; the log has the whole error)."""
+    what = getattr(generator, "role", None) or "The preview renderer"
+    detail = describe(exc)
+    if "/" in detail or "\\" in detail:
+        detail = f"{type(exc).__name__} (details in the service's log)"
+    return f"{what} failed: {detail}"
 
 
 class _StorageRejected(Exception):

@@ -272,3 +272,64 @@ def test_a_held_task_the_upstream_cannot_be_read_for_stays_held(gateway):
         assert ledger_of(services, task_id)[0] == "reserved"
     services.workers.sweep()  # the upstream reads it now: it ran there
     assert ledger_of(services, task_id)[0] == "settled"
+
+
+# ---------- 5. what a member reads when the result or the gateway itself fails ----------
+
+
+def test_a_video_that_starts_like_an_mp4_but_cannot_be_decoded_fails_as_the_upstreams_result(gateway, tmp_path):
+    make, clock = gateway
+    upstream = Upstream()
+    upstream.video = b"\x00\x00\x00\x18ftypisom" + b"\x00" * 200
+    services = make(upstream)
+    task_id = run(services, clock)
+    row = services.store.get_by_id(task_id)
+    assert (row.status, row.error_code) == ("failed", "UpstreamResultInvalid")
+    assert row.error_message.startswith("The upstream's video") and "/" not in row.error_message
+    assert ledger_of(services, task_id)[0] == "settled"  # the upstream made and billed it: its estimate
+
+
+class ScratchRefused(UpstreamGenerator):
+    """A gateway whose scratch folder cannot be written: an error that is no fault of the task's, whose
+    message names a file of the server."""
+
+    def _archive(self, record, job, *args):
+        raise PermissionError(13, "Permission denied", str(job.output_dir / "upstream-video.mp4"))
+
+
+def test_a_gateway_failing_for_no_reason_of_the_tasks_names_the_gateway_and_no_server_path(gateway, tmp_path):
+    make, clock = gateway
+    services = make(Upstream(), generator_class=ScratchRefused)
+    task_id = run(services, clock)
+    row = services.store.get_by_id(task_id)
+    assert (row.status, row.error_code) == ("failed", "InternalServiceError")
+    assert row.error_message.startswith("The gateway") and "renderer" not in row.error_message
+    assert "PermissionError" in row.error_message
+    assert str(tmp_path) not in row.error_message and "/" not in row.error_message
+
+
+class FailingRenderer:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def render(self, job, inputs, progress, is_cancelled):
+        raise self.error
+
+
+@pytest.mark.parametrize(("error", "shown"), [
+    (FileNotFoundError(2, "No such file or directory", "/srv/dailies/files/.work/font.ttf"), "FileNotFoundError"),
+    (RuntimeError("scene gave 47 frames, 48 expected"), "RuntimeError: scene gave 47 frames, 48 expected"),
+])
+def test_a_renderer_failing_for_no_reason_of_the_tasks_shows_its_error_but_never_a_server_path(
+        tmp_path, backend, error, shown):
+    clock = FakeClock(float(int(time.time())))
+    settings = Settings(data_dir=tmp_path, api_keys={"member": "studio"}, workers=0, clock=clock,
+                        log_requests=False, **backend.settings())
+    services = create_app(settings, generator=FailingRenderer(error), start_background=False).state.services
+    try:
+        row = services.store.get_by_id(run(services, clock))
+    finally:
+        services.stop()
+    assert (row.status, row.error_code) == ("failed", "InternalServiceError")
+    assert row.error_message.startswith(f"The preview renderer failed: {shown}")
+    assert "/srv" not in row.error_message

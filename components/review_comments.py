@@ -11,6 +11,7 @@ from datetime import tzinfo
 import streamlit as st
 
 from dailies.journal import Comment, Journal, thread
+from dailies.timecodes import is_timecode
 
 from .markdown_text import markdown_text
 from .task_rows import format_time
@@ -69,7 +70,7 @@ def said(comment: Comment, depth: int, tz: tzinfo) -> None:
 
 def timecode_button(comment: Comment, key: str, on_click: Callable[..., None], args: tuple) -> None:
     """The comment's timecode as a button that plays the version from there (none without one)."""
-    if comment.timecode is not None:
+    if is_timecode(comment.timecode):  # none, or a stored one no video has (read as none by the journal)
         st.button(format_timecode(comment.timecode), key=key, type="secondary", icon=":material/play_arrow:",
                   on_click=on_click, args=args, help="Play from here", width="content")
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .journal import STATUS_LABELS, average, thread
 from .journal.statuses import PENDING
-from .timecodes import format_timecode
+from .timecodes import format_timecode, is_timecode
 
 if TYPE_CHECKING:
     from .journal import Journal, KeptFile
@@ -98,6 +98,12 @@ def stars_text(ratings: Mapping[str, int]) -> str:
     return ";".join(f"{who}:{stars}" for who, stars in ratings.items())
 
 
+def _timecode_text(seconds: float | None) -> str:
+    """The comment's timecode, "" without one, or with one that is no time in a video (the journal reads
+    those as none; entries made otherwise may hold one): a report is never lost to one comment."""
+    return format_timecode(seconds) if is_timecode(seconds) else ""
+
+
 def _average_text(value: float | None) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".") if value is not None else ""
 
@@ -158,7 +164,7 @@ def to_rows(entries: Iterable[ReportEntry]) -> list[dict[str, str]]:
             rows.append({**version, **blank})
         for c in e.comments:
             rows.append({**version, "comment_author": c.author, "comment_at": iso(c.created_at),
-                         "timecode": format_timecode(c.timecode) if c.timecode is not None else "",
+                         "timecode": _timecode_text(c.timecode),
                          "comment": c.body, "resolved": "yes" if c.resolved else "no",
                          "reply_to": str(c.reply_to) if c.reply_to is not None else ""})
     return rows
@@ -403,7 +409,7 @@ def to_pdf(entries: Iterable[ReportEntry], title: str = "Review report", now: fl
         for c in entry.comments:
             indent = 8.0 * min(c.depth, 6)
             head = " · ".join(p for p in (
-                f"[{format_timecode(c.timecode)}]" if c.timecode is not None else "",
+                f"[{_timecode_text(c.timecode)}]" if is_timecode(c.timecode) else "",
                 c.author, _readable(c.created_at), "resolved" if c.resolved else "") if p)
             w.para(("↳ " if c.depth and w.unicode else "") + head, size=9, bold=True, indent=indent)
             w.para(c.body, size=10, indent=indent + 3)

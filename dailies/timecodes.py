@@ -13,6 +13,15 @@ import math
 import re
 
 _TIMECODE = re.compile(r"(\d+):([0-5]?\d(?:\.\d+)?)")
+# The latest time a comment may be pinned at: a day, beyond any clip and any reel made of them. A
+# bound, so a timecode of 1e300 (finite, but no position in any video) is refused like infinity.
+MAX_SECONDS = 24 * 3600.0
+
+
+def is_timecode(seconds: object) -> bool:
+    """Whether `seconds` is a position in a video: a finite number of seconds from 0 to MAX_SECONDS."""
+    return (isinstance(seconds, int | float) and not isinstance(seconds, bool) and math.isfinite(seconds)
+            and 0 <= seconds <= MAX_SECONDS)
 
 
 def format_timecode(seconds: float) -> str:

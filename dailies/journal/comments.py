@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from ..timecodes import MAX_SECONDS, is_timecode
 from .statuses import StatusesMixin
 
 MAX_COMMENT_CHARS = 5000
@@ -44,8 +45,11 @@ class CommentsMixin(StatusesMixin):
             raise ValueError("a comment needs some text")
         if len(body) > MAX_COMMENT_CHARS:
             raise ValueError(f"a comment is at most {MAX_COMMENT_CHARS} characters")
-        if timecode is not None and not timecode >= 0:
-            raise ValueError("a timecode is 0 seconds or more")
+        if timecode is not None and not is_timecode(timecode):
+            # Not only negatives and NaN: infinity, or 1e300, is no position in any video, and a report or
+            # a card could not show it.
+            raise ValueError(f"a timecode is a time in the video: from 0 to {MAX_SECONDS:g} seconds, "
+                             f"not {timecode!r}")
         comment = Comment(uuid.uuid4().hex, task_id, author or self.author, body,
                           time.time() if at is None else at, timecode, parent_id)
         self._write("comments", [{"scope": self._writes_as, **comment.__dict__}])
@@ -53,7 +57,10 @@ class CommentsMixin(StatusesMixin):
 
     @staticmethod
     def _comment(row: Any) -> Comment:
-        return Comment(row.id, row.task_id, row.author, row.body, row.created_at, row.timecode, row.parent_id,
+        # A timecode an older release let through (infinity, 1e300) is read as none: the comment shows,
+        # unpinned, rather than break its card and every report of its version.
+        timecode = row.timecode if row.timecode is None or is_timecode(row.timecode) else None
+        return Comment(row.id, row.task_id, row.author, row.body, row.created_at, timecode, row.parent_id,
                        row.resolved_at, row.resolved_by)
 
     def comments(self, task_ids: Iterable[str]) -> dict[str, list[Comment]]:

@@ -68,3 +68,28 @@ def test_parse_rejects_a_non_string():
 def test_format_rejects(bad):
     with pytest.raises(ValueError):
         format_timecode(bad)
+
+
+@pytest.mark.parametrize("bad", [math.inf, 1e300, math.nan, -1.0])
+def test_a_comment_whose_timecode_is_no_time_in_a_video_still_draws_and_goes_in_a_report(bad):
+    """A comment made by other means than the journal's reads (an entry built by a caller, a row of an
+    older release): its card draws it without a timecode button, and the report leaves its timecode out."""
+    from streamlit.testing.v1 import AppTest
+
+    from dailies.review_report import ReportComment, ReportEntry, to_csv, to_pdf
+
+    def card(bad: float) -> None:
+        from components import review_comments
+        from dailies.journal import Comment
+
+        comment = Comment("c1", "cgt-1", "Ana", "pinned nowhere", 1.0, bad)
+        review_comments.timecode_button(comment, "review.tc.c1", lambda: None, ())
+        import streamlit as st
+
+        st.write("drawn")
+
+    at = AppTest.from_function(card, args=(bad,)).run()
+    assert not at.exception and not at.button and [m.value for m in at.markdown] == ["drawn"]
+    entry = ReportEntry(task_id="cgt-1", version="v1", model="m", created_at=1.0, prompt="p", status="Pending review",
+                        status_by="", status_at=None, comments=[ReportComment("Ana", 1.0, bad, "pinned nowhere")])
+    assert "pinned nowhere" in to_csv([entry]) and to_pdf([entry], "report").startswith(b"%PDF")

@@ -5,6 +5,8 @@ and verdicts of the previous release adopted into the project's scope."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from dailies.journal import Journal, Scope, Submission, group_versions, thread
@@ -79,6 +81,36 @@ def test_comments_and_statuses_refuse_what_is_not_one(journal):
         ana.set_status("cgt-1", "maybe")
     with pytest.raises(ValueError, match="stars"):
         ana.rate("cgt-1", 6)
+
+
+DAY = 24 * 3600.0  # the latest timecode (dailies.timecodes.MAX_SECONDS): beyond any clip or reel
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan, 1e300, DAY + 1, -0.01])
+def test_a_timecode_that_is_no_time_in_a_video_is_refused(journal, bad):
+    ana = project_view(journal, "studio", "Ana")
+    with pytest.raises(ValueError, match="timecode is a time in the video"):
+        ana.add_comment("cgt-1", "pinned nowhere", timecode=bad)
+    assert ana.comments(["cgt-1"]) == {}
+    assert ana.add_comment("cgt-1", "the last second of a long reel", timecode=DAY).timecode == DAY
+
+
+def test_a_stored_timecode_no_video_has_is_read_as_none_and_every_report_still_comes(journal):
+    """Rows an older release let through (it refused only negatives and NaN): the comment is read
+    unpinned, so its card and the reports of its version are not lost to it."""
+    from dailies.review_report import entries_from_journal, from_csv, to_csv, to_pdf
+
+    ana = project_view(journal, "studio", "Ana")
+    for n, value in enumerate((math.inf, 1e300)):
+        ana._write("comments", [{"scope": ana.scope.name, "id": f"old-{n}", "task_id": "cgt-1", "author": "Ana",
+                                 "body": f"pinned at {value!r}", "created_at": 1.0 + n, "timecode": value,
+                                 "parent_id": None, "resolved_at": None, "resolved_by": None}])
+    ana.add_comment("cgt-1", "a good one", timecode=2.5, at=3.0)
+    assert [(c.body, c.timecode) for c in ana.comments(["cgt-1"])["cgt-1"]] == [
+        ("pinned at inf", None), ("pinned at 1e+300", None), ("a good one", 2.5)]
+    entries = entries_from_journal(ana, ["cgt-1"])
+    assert [row["timecode"] for row in from_csv(to_csv(entries))] == ["", "", "00:02.50"]
+    assert to_pdf(entries, "report").startswith(b"%PDF")
 
 
 def test_versions_join_the_shot_of_the_task_they_came_from(journal):

@@ -2,6 +2,11 @@
 of many (Charts). Pure functions over `dailies.spec.prices` (no Streamlit), so pages and tests share
 them. A cost that cannot be given says "no price", never 0.
 
+A task of a Dailies service costs what its ledger charges (`Charge`, components/charges.py reads
+them): that line is shown as it is (`charge_text`), never priced again here. Only where there is no
+ledger (the real Ark) is a record priced (`record_cost`), with everything known about it: the
+journal's request (a video input, audio) and the id the service's region bills the model as.
+
 The price table is the built-in one, or an operator's file (`DAILIES_PRICES_FILE`) over it, read
 once per process.
 """
@@ -15,8 +20,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from dailies.spec.catalog import Region
 from dailies.spec.models import CreateTaskRequest, TaskRecord
-from dailies.spec.prices import Cost, NoPrice, Price, cost, format_amount, prices_from_env
+from dailies.spec.prices import (
+    Charge,
+    Cost,
+    NoPrice,
+    Price,
+    billed_model,
+    cost,
+    format_amount,
+    has_video_input,
+    prices_from_env,
+)
 from dailies.spec.statuses import ACTIVE
 from dailies.spec.text_commands import apply_text_commands
 
@@ -44,18 +60,42 @@ def request_cost(body: Mapping[str, Any], model: str | None = None, image_size: 
                 input_video_seconds=input_video_seconds)
 
 
-def record_cost(record: TaskRecord, body: Mapping[str, Any] | None = None) -> Cost | NoPrice:
+def record_cost(record: TaskRecord, body: Mapping[str, Any] | None = None,
+                region: Region | None = None) -> Cost | NoPrice:
     """What a task cost (its usage), or while it is queued or running, the estimate of the body that
-    created it when the journal has it."""
+    created it when the journal has it. Used where no ledger line is known (the real Ark keeps none; a
+    Dailies service's task costs its `Charge`). `body` also says what the record does not (a video
+    input, which 2.0 prices lower; audio); `region`, the service's: the id the model is billed as there."""
+    model = billed_model(record.model, region) if record.model else None
     if record.status in ACTIVE:
         if body is None:
             return NoPrice(record.model or "", "estimated only for tasks sent from this dashboard")
-        return request_cost(body, model=record.model)
-    return cost(record, prices=price_table())
+        return request_cost(body, model=model)
+    video_input = has_video_input(body.get("content")) if body is not None else None
+    audio = _audio_asked(body) if body is not None else None
+    return cost(record, prices=price_table(), model=model, video_input=video_input, audio=audio)
+
+
+def _audio_asked(body: Mapping[str, Any]) -> bool | None:
+    value = body.get("generate_audio")
+    return value if isinstance(value, bool) else None
 
 
 def amount_text(amount: Decimal, currency: str) -> str:
     return format_amount(amount, currency)
+
+
+# A ledger line's state as the cost cell says it: a reservation is held, not spent.
+HELD = "held"
+
+
+def charge_text(charge: Charge) -> str:
+    """One cell from the ledger's line: "$0.0494" settled, "≈ ¥0.30 held" reserved (the estimate,
+    held against budgets until the task settles), "¥0.00" released, "no price" without a currency."""
+    if charge.currency is None:
+        return NO_PRICE
+    text = amount_text(charge.charged, charge.currency)
+    return f"≈ {text} {HELD}" if charge.state == "reserved" else text
 
 
 def cost_text(result: Cost | NoPrice) -> str:

@@ -1,36 +1,56 @@
-"""Spend charts of the Tasks page's Charts tab: per model (from the listed records' usage), and per
-day and per person (from a Dailies service's ledger, `client.spend()`; other services keep no
-ledger and the tab says so). Frames by pure functions; altair imported when a chart is drawn."""
+"""Spend charts of the Tasks page's Charts tab: per model (of the listed tasks: what a Dailies
+service's ledger charged each, `client.charges`; elsewhere their usage priced here), and per day and
+per person (from a Dailies service's ledger, `client.spend()`; other services keep no ledger and the
+tab says so). Frames by pure functions; altair imported when a chart is drawn."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from dailies.client import APIError, Client, NotFoundError
+from dailies.spec.catalog import Region
 from dailies.spec.models import SpendReport, TaskRecord
-from dailies.spec.prices import NoPrice
+from dailies.spec.prices import Charge, NoPrice
 from dailies.spec.statuses import TaskStatus
 
-from . import costs
+from . import charges, connection, costs
 
 COLUMNS = ["key", "currency", "amount", "tasks"]
 
 
-def spend_by_model(records: list[TaskRecord]) -> tuple[pd.DataFrame, int]:
-    """(model, currency, amount, tasks) over succeeded records, most spent first; and how many
-    succeeded records have no price."""
+def spend_by_model(records: list[TaskRecord], lines: Mapping[str, Charge] | None = None,
+                   bodies: Mapping[str, Mapping[str, Any]] | None = None,
+                   region: Region | None = None) -> tuple[pd.DataFrame, int]:
+    """(model, currency, amount, tasks) over what was spent, most spent first; and how many spent
+    tasks have no price. A task with a ledger line (`lines`, a Dailies service's) counts what the
+    ledger settled, in its currency, whatever its status (a task the upstream made but whose result
+    could not be taken is charged); a held one is not spent yet. Any other counts when it succeeded,
+    priced here from its usage, its request in `bodies` (the journal's) and the service's `region`."""
+    lines, bodies = lines or {}, bodies or {}
     rows, unpriced = [], 0
     for record in records:
+        key = record.model or "?"
+        charge = lines.get(record.id)
+        if charge is not None:
+            if charge.state != "settled":
+                continue
+            if charge.currency is None:
+                unpriced += 1
+            else:
+                rows.append({"key": key, "currency": charge.currency, "amount": float(charge.amount)})
+            continue
         if record.status != TaskStatus.SUCCEEDED:
             continue
-        result = costs.record_cost(record)
+        result = costs.record_cost(record, bodies.get(record.id), region)
         if isinstance(result, NoPrice):
             unpriced += 1
             continue
-        rows.append({"key": record.model or "?", "currency": result.currency, "amount": float(result.amount)})
+        rows.append({"key": key, "currency": result.currency, "amount": float(result.amount)})
     return _summed(rows), unpriced
 
 
@@ -81,9 +101,22 @@ def _draw(frame: pd.DataFrame, unpriced: int, title: str, empty: str, sort_by_ke
         st.caption(f"{unpriced} task(s) with no known price are not counted (never as 0).")
 
 
+def _spend_by_model(records: list[TaskRecord], client: Client | None) -> tuple[pd.DataFrame, int]:
+    """The listed tasks' spend per model: their ledger lines (one read for every line not settled
+    yet; settled ones are kept), the rest priced here."""
+    ids = [record.id for record in records]
+    lines = charges.charges(client, connection.current().cache_id, ids) if client is not None else None
+    lines = lines or {}
+    rest = [task_id for task_id in ids if task_id not in lines]
+    if not rest:
+        return spend_by_model(records, lines)
+    bodies = {task_id: s.request for task_id, s in connection.journal().submissions(rest).items()}
+    return spend_by_model(records, lines, bodies, charges.billing_region(client))
+
+
 def render(records: list[TaskRecord], client: Client | None) -> None:
     """Spend per model, and per day and per person where the service keeps a ledger."""
-    by_model, unpriced = spend_by_model(records)
+    by_model, unpriced = _spend_by_model(records, client)
     report = None
     if client is not None:
         try:

@@ -13,7 +13,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import pandas as pd
 
 from dailies.journal import Submission
+from dailies.spec.catalog import Region
 from dailies.spec.models import TaskRecord, TaskRequest
+from dailies.spec.prices import Charge
 from dailies.spec.statuses import ACTIVE, TaskStatus
 
 from . import costs
@@ -124,9 +126,14 @@ def model_as_written(record: TaskRecord | None, submission: Submission | None) -
     return written or served
 
 
-def cost_of(record: TaskRecord, submission: Submission | None) -> str:
-    """The cost cell: from the usage, or while the task runs the estimate of what this dashboard sent."""
-    return costs.cost_text(costs.record_cost(record, submission.request if submission else None))
+def cost_of(record: TaskRecord, submission: Submission | None, charge: Charge | None = None,
+            region: Region | None = None) -> str:
+    """The cost cell: the service's ledger line when it keeps one (`charge`: what the task is charged,
+    or held), else priced here from the usage (or while the task runs, the estimate of what this
+    dashboard sent) at the price of `region`, the service's."""
+    if charge is not None:
+        return costs.charge_text(charge)
+    return costs.cost_text(costs.record_cost(record, submission.request if submission else None, region))
 
 
 def _countdown_cell(record: TaskRecord, kind: cd.Kind, now: float) -> str:
@@ -137,10 +144,14 @@ def _countdown_cell(record: TaskRecord, kind: cd.Kind, now: float) -> str:
 
 
 def table_rows(records: Iterable[TaskRecord], submissions: Mapping[str, Submission], kept_ids: set[str],
-               now: float, tz: tzinfo, stored: Mapping[str, TaskRequest] | None = None) -> pd.DataFrame:
+               now: float, tz: tzinfo, stored: Mapping[str, TaskRequest] | None = None,
+               charges: Mapping[str, Charge] | None = None, region: Region | None = None) -> pd.DataFrame:
     """The rows of the task table, one per record, in the order given (the service's: newest first).
-    `stored`: the service's stored requests of tasks not submitted from here, for their prompts."""
+    `stored`: the service's stored requests of tasks not submitted from here, for their prompts.
+    `charges`: the service's ledger lines, the cost of the tasks they cover; `region`: the service's,
+    whose prices the other rows are priced at."""
     stored = stored or {}
+    charges = charges or {}
     rows = []
     for r in records:
         rows.append({
@@ -152,7 +163,7 @@ def table_rows(records: Iterable[TaskRecord], submissions: Mapping[str, Submissi
             "ratio": r.ratio or "",
             "length": length_text(r),
             "tokens": tokens(r),
-            "cost": cost_of(r, submissions.get(r.id)),
+            "cost": cost_of(r, submissions.get(r.id), charges.get(r.id), region),
             "created": local_time(r.created_at, tz),
             "updated": local_time(r.updated_at, tz),
             "deadline": _countdown_cell(r, "execution", now),

@@ -32,7 +32,7 @@ from dailies.client import APIError, Client
 from dailies.journal import Journal
 from dailies.spec.models import ListTasksResponse
 
-from . import connection, data, keep
+from . import charges, connection, data, keep
 from .stored_requests import stored_requests
 from .task_filters import TaskFilters
 from .task_rows import any_active, table_rows, timezone
@@ -122,8 +122,10 @@ COLUMN_CONFIG = {
                                           help="From this dashboard's journal, else from the service's stored "
                                           "request (a Dailies service); empty when neither has it."),
     "tokens": st.column_config.NumberColumn("tokens", format="localized"),
-    "cost": st.column_config.TextColumn("cost", width=90, help="From the task's usage at the list price of its "
-                                        "model (≈: estimated while it runs; no price: none is known)."),
+    "cost": st.column_config.TextColumn("cost", width=110, help="On a Dailies service, what its ledger charges for "
+                                        "the task (≈ … held: the estimate, reserved while the task runs or the "
+                                        "upstream may still bill it). Elsewhere, from the task's usage at the list "
+                                        "price of its model (≈: estimated while it runs). No price: none is known."),
     "created": st.column_config.DatetimeColumn("created", format="D MMM HH:mm"),
     "updated": st.column_config.DatetimeColumn("updated", format="distance"),
     "deadline": st.column_config.TextColumn("deadline in", width=125, help="Queued or running tasks expire unrun after "
@@ -202,11 +204,19 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: b
         st.session_state[RENDERED_IDS_KEY] = ids
         return needs_full_run
 
+    cache_id = connection.current().cache_id
+    # The cost of a Dailies service's task is its ledger line: one read for the page's rows whose line
+    # may still change (none once every row is settled or released), side by side with the prompts.
+    charges.ask(client, cache_id, ids)
     submissions = journal.submissions(ids)
     # Rows made elsewhere (the API, the CLI, the SDK) take their prompt from the service: each task's
     # request is asked once (it never changes), side by side, and a row whose read fails stays without one.
-    stored = stored_requests(client, connection.current().cache_id, [i for i in ids if i not in submissions])
-    frame = table_rows(records, submissions, keep.kept_video_ids(journal), now, browser_timezone(), stored)
+    stored = stored_requests(client, cache_id, [i for i in ids if i not in submissions])
+    lines = charges.charges(client, cache_id, ids)
+    # Rows without a line (the real Ark keeps no ledger) are priced here, at the service's region's price.
+    region = None if lines is not None and lines.keys() >= set(ids) else charges.billing_region(client)
+    frame = table_rows(records, submissions, keep.kept_video_ids(journal), now, browser_timezone(), stored,
+                       lines, region)
     _pin_selection(ids)
     st.session_state[RENDERED_IDS_KEY] = ids
     st.dataframe(frame, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,

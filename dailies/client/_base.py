@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -232,6 +232,9 @@ class Endpoints:
         self._task_url(task_id)  # the same check of the id
         return RequestSpec("GET", self._own(f"tasks/{quote(task_id, safe='')}/request"), self._headers())
 
+    def charges(self, task_ids: Sequence[str]) -> RequestSpec:
+        return RequestSpec("POST", self._own("charges"), self._headers(), json={"task_ids": list(task_ids)})
+
     def download(self, url: str) -> RequestSpec:
         """A GET of a result file. Relative URLs are taken from the base URL's host. The key is sent
         only to the base URL's own origin: result URLs are signed, and may point at a CDN."""
@@ -325,6 +328,18 @@ def parse_model(response: httpx.Response, model: type[M]) -> M:
 
 # The code of the 404 for a task that is not there (or is another project's), spec section 7.
 TASK_NOT_FOUND_CODE = "NotFound.Task"
+
+
+def charge_batches(task_ids: Iterable[str]) -> list[list[str]]:
+    """The ids of a `charges` call, once each, in requests of at most a page (what the endpoint takes)."""
+    if isinstance(task_ids, str):
+        raise ValueError("task_ids must be a list of task ids, not one string")
+    ids = list(dict.fromkeys(task_ids))
+    for task_id in ids:
+        if not isinstance(task_id, str) or not task_id:
+            raise ValueError(f"a task id must be a non-empty string, got {task_id!r}")
+    size = limits.TASK_IDS_FILTER_MAX
+    return [ids[start:start + size] for start in range(0, len(ids), size)]
 
 
 def unless_task_not_found(error: NotFoundError) -> NotFoundError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import os
 import random
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from dailies.spec.models import (
     TaskRecord,
     TaskRequest,
 )
+from dailies.spec.prices import Charge, Charges
 
 from ._base import (
     DEFAULT_TIMEOUT,
@@ -34,6 +35,7 @@ from ._base import (
     Pager,
     ProgressCallback,
     RequestSpec,
+    charge_batches,
     check_catalog_rules,
     check_wait_args,
     coerce_create_request,
@@ -54,7 +56,15 @@ from ._base import (
 )
 from ._clock import Clock, SystemClock
 from ._retry import Attempts, done_by_earlier_attempt, retry_delay
-from .errors import APIStatusError, DailiesError, NotFoundError, WaitTimeout, connection_error_for, status_error_for
+from .errors import (
+    APIStatusError,
+    DailiesError,
+    NotFoundError,
+    UnsupportedEndpointError,
+    WaitTimeout,
+    connection_error_for,
+    status_error_for,
+)
 
 
 class AsyncTasks:
@@ -265,6 +275,26 @@ class AsyncClient:
         except NotFoundError as exc:
             raise unless_task_not_found(exc) from None
         return parse_model(response, TaskRequest)
+
+    async def charges(self, task_ids: Iterable[str]) -> dict[str, Charge]:
+        """What a Dailies service's ledger holds for each of these tasks, by task id
+        (`POST /dailies/v1/charges`, beyond the specification): reserved at create, then settled (what
+        the task cost) or released (nothing), with amount and currency. The service's own figure: a
+        gateway's task in its upstream region's currency, a task the upstream made but whose result
+        could not be taken at its estimate.
+
+        Ids the service does not have, or another project has, are left out. More than a page of ids
+        (500) is asked in several requests, each counted as one read. Raises
+        `UnsupportedEndpointError` when the service keeps no ledger (the real Ark, an older Dailies).
+        """
+        found: dict[str, Charge] = {}
+        for batch in charge_batches(task_ids):
+            try:
+                response = await self._send(self._endpoints.charges(batch))
+            except NotFoundError as exc:  # the endpoint answers no 404 of its own: a service without it
+                raise UnsupportedEndpointError.of(exc) from None
+            found.update((charge.task_id, charge) for charge in parse_model(response, Charges).items)
+        return found
 
     async def wait(
         self,

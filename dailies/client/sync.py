@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from dailies.spec.models import (
     TaskRecord,
     TaskRequest,
 )
+from dailies.spec.prices import Charge, Charges
 
 from ._base import (
     DEFAULT_TIMEOUT,
@@ -32,6 +33,7 @@ from ._base import (
     Pager,
     ProgressCallback,
     RequestSpec,
+    charge_batches,
     check_catalog_rules,
     check_wait_args,
     coerce_create_request,
@@ -52,7 +54,15 @@ from ._base import (
 )
 from ._clock import Clock, SystemClock
 from ._retry import Attempts, done_by_earlier_attempt, retry_delay
-from .errors import APIStatusError, DailiesError, NotFoundError, WaitTimeout, connection_error_for, status_error_for
+from .errors import (
+    APIStatusError,
+    DailiesError,
+    NotFoundError,
+    UnsupportedEndpointError,
+    WaitTimeout,
+    connection_error_for,
+    status_error_for,
+)
 
 
 class Tasks:
@@ -263,6 +273,26 @@ class Client:
         except NotFoundError as exc:
             raise unless_task_not_found(exc) from None
         return parse_model(response, TaskRequest)
+
+    def charges(self, task_ids: Iterable[str]) -> dict[str, Charge]:
+        """What a Dailies service's ledger holds for each of these tasks, by task id
+        (`POST /dailies/v1/charges`, beyond the specification): reserved at create, then settled (what
+        the task cost) or released (nothing), with amount and currency. The service's own figure: a
+        gateway's task in its upstream region's currency, a task the upstream made but whose result
+        could not be taken at its estimate.
+
+        Ids the service does not have, or another project has, are left out. More than a page of ids
+        (500) is asked in several requests, each counted as one read. Raises
+        `UnsupportedEndpointError` when the service keeps no ledger (the real Ark, an older Dailies).
+        """
+        found: dict[str, Charge] = {}
+        for batch in charge_batches(task_ids):
+            try:
+                response = self._send(self._endpoints.charges(batch))
+            except NotFoundError as exc:  # the endpoint answers no 404 of its own: a service without it
+                raise UnsupportedEndpointError.of(exc) from None
+            found.update((charge.task_id, charge) for charge in parse_model(response, Charges).items)
+        return found
 
     def wait(
         self,

@@ -11,12 +11,19 @@ stays exactly the contract real clients expect). Same authentication and error s
 - `GET /dailies/v1/tasks/{task_id}/request`: a task's stored request, its prompt and inputs (inline
   images as thumbnails, never the data; stored_requests.py), and the member who created it. A task of
   another project answers 404 exactly as an unknown one, as `GET /api/v3/.../tasks/{id}` does.
+- `POST /dailies/v1/charges` `{"task_ids": [...]}`: the ledger's line of each of these tasks (up to a
+  page, 500): reserved, settled or released, amount and currency. What a task costs, shown anywhere,
+  is this line (a gateway bills in its upstream region's currency, 2.0 with a video input at its own
+  price, a task the upstream made but whose result could not be taken at its estimate): a client
+  never prices a Dailies service's task a second time. Ids another project has are left out exactly
+  as unknown ones. A POST because a page of ids does not fit a URL; it reads only.
 """
 
 from __future__ import annotations
 
 import functools
 from datetime import date
+from decimal import Decimal
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -24,9 +31,11 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
+from ..spec import limits as L
 from . import budgets, stored_requests
 from .api_errors import ApiError
 from .db import ledger
+from .http_body import read_json_body
 from .routes import CallerOf, admitted, call_service, services
 
 PREFIX = "/dailies/v1"
@@ -71,6 +80,52 @@ def _spend(engine, project: str, since: date | None, now: float) -> dict:
                      "amount": str(s.amount / micros), "spent": str(s.settled / micros),
                      "reserved": str(s.reserved / micros), "left": str(s.left / micros)} for s in statuses],
     }
+
+
+# Ids per charges request: a page of the list endpoint holds at most this many tasks.
+CHARGES_IDS_MAX = L.TASK_IDS_FILTER_MAX
+# A body of that many ids of the longest length, quoted and separated, with room to spare.
+CHARGES_BODY_MAX_BYTES = CHARGES_IDS_MAX * (L.TASK_ID_MAX_CHARS + 4) + 1024
+
+
+@router.post("/charges", response_model=None,
+             summary="What the ledger charges for each of these tasks: reserved, settled or released",
+             responses={413: {"description": "More than a page of ids"}, 415: {"description": "Not JSON"}},
+             openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": {
+                 "type": "object", "required": ["task_ids"], "properties": {"task_ids": {
+                     "type": "array", "maxItems": CHARGES_IDS_MAX,
+                     "items": {"type": "string", "minLength": 1, "maxLength": L.TASK_ID_MAX_CHARS}}}}}}}})
+async def charges(request: Request, caller: CallerOf) -> JSONResponse:
+    """Counted as one read against the key's per-minute limit, as a list is (one page of ids, one
+    indexed statement)."""
+    headers = await admitted(request, caller, "read")
+    task_ids = _task_ids(await read_json_body(request, CHARGES_BODY_MAX_BYTES))
+    svc = services(request)
+    items = await call_service(request, _charges, svc.engine, caller.project, task_ids, reads_only=True)
+    return JSONResponse({"items": items}, headers=headers)
+
+
+def _task_ids(body: object) -> list[str]:
+    ids = body.get("task_ids") if isinstance(body, dict) else None
+    if not isinstance(ids, list) or not all(isinstance(i, str) and 0 < len(i) <= L.TASK_ID_MAX_CHARS for i in ids):
+        raise ApiError(400, "InvalidParameter", f"Send {{\"task_ids\": [...]}}: a list of task ids, each a string of "
+                       f"1 to {L.TASK_ID_MAX_CHARS} characters.", "task_ids")
+    if len(ids) > CHARGES_IDS_MAX:
+        raise ApiError(400, "InvalidParameter", f"At most {CHARGES_IDS_MAX} task ids at once (a page); "
+                       f"got {len(ids)}.", "task_ids")
+    return list(dict.fromkeys(ids))
+
+
+def _charges(engine, project: str, task_ids: list[str]) -> list[dict]:
+    """The project's ledger lines of these tasks; another project's are not read at all."""
+    if not task_ids:
+        return []
+    with engine.connect() as conn:
+        rows = conn.execute(select(ledger.c.task_id, ledger.c.model, ledger.c.state, ledger.c.currency,
+                                   ledger.c.amount, ledger.c.tokens)
+                            .where(ledger.c.project == project, ledger.c.task_id.in_(task_ids))).all()
+    return [{"task_id": r.task_id, "model": r.model, "state": r.state, "currency": r.currency or None,
+             "amount": str(Decimal(r.amount) / budgets.MICROS), "tokens": int(r.tokens)} for r in rows]
 
 
 # A stored request up to this size holds no image worth decoding: answered on the event loop.

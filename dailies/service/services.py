@@ -17,9 +17,8 @@ from functools import lru_cache, partial
 from sqlalchemy import Connection, Row, text
 
 from ..generator.protocol import Generator
-from ..spec.catalog import find_model
 from ..spec.models import TaskRecord
-from ..spec.prices import Cost, NoPrice, cost, prices_from_env
+from ..spec.prices import Cost, NoPrice, billed_model, cost, has_video_input, prices_from_env
 from ..spec.statuses import TERMINAL, TaskStatus
 from . import budgets, legacy_projects, shared_secrets, upstream_callbacks, upstream_pacing
 from . import keys as key_store
@@ -124,7 +123,7 @@ class Services:
         try:
             record = TaskRecord.model_validate(build_record(row, self.storage, self.settings.public_url))
             request = json.loads(row.request)
-            video_input = any(item.get("type") == "video_url" for item in request.get("content") or [])
+            video_input = has_video_input(request.get("content"))
             return cost(record, prices=self.prices, model=self._billed_model(row.model), video_input=video_input)
         except Exception as exc:  # the success is recorded whatever the price; the ledger says why not priced
             log.warning("the cost of %s could not be computed: %s", row.id, exc)
@@ -133,9 +132,7 @@ class Services:
     def _billed_model(self, model_id: str) -> str:
         """The id a task of this model is billed as: on a gateway, the upstream region's (a member's
         Volcengine id runs on BytePlus as its BytePlus id, billed in USD, not at the CNY price)."""
-        region = getattr(self.generator, "region", None)
-        model = find_model(model_id) if region is not None else None
-        return model.id_in(region) if model is not None else model_id
+        return billed_model(model_id, getattr(self.generator, "region", None))
 
     def _admit_upstream_create(self, key_name: str, model: str) -> float:
         """One upstream create of this key and model counted against `upstream_rpm` in any

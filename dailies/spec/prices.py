@@ -31,7 +31,9 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from .catalog import find_model
+from pydantic import BaseModel, ConfigDict
+
+from .catalog import Region, find_model
 from .limits import DURATION_MODEL_PICKS, FRAMES_PER_SECOND
 from .models import CreateTaskRequest, Resolution, TaskRecord, effective
 from .pixels import DRAFT_RESOLUTION, RESOLUTION_DEFAULT, dearest_ratio, dimensions, estimate_tokens
@@ -282,6 +284,7 @@ def cost(
     prices: Iterable[Price] = PRICES,
     model: str | None = None,
     video_input: bool | None = None,
+    audio: bool | None = None,
     image_size: tuple[int, int] | None = None,
     input_video_seconds: float | None = None,
     draft: TaskRecord | None = None,
@@ -291,6 +294,8 @@ def cost(
     - `model`: the model id when the subject names an endpoint (`ep-...`), which has no price.
     - `video_input`: whether a record's task had a video input (2.0 prices it lower); a record does
       not say, so without it the dearer price is assumed. A request's content says it.
+    - `audio`: whether a record's task had audio, when the record does not say (its request does);
+      without either, with audio (the dearer price).
     - `image_size`: the first frame's or first reference image's size, which `adaptive` follows.
     - `input_video_seconds`: total length of a request's input videos, which 2.0 bills as extra
       frames at the output size (tokens = (input + output seconds) x W x H x 24 / 1024).
@@ -303,7 +308,7 @@ def cost(
     """
     rows = tuple(prices)
     if isinstance(subject, TaskRecord):
-        return _cost_of_record(subject, rows, model, video_input)
+        return _cost_of_record(subject, rows, model, video_input, audio)
     return _estimate(subject, rows, model, image_size, input_video_seconds, draft)
 
 
@@ -313,7 +318,7 @@ def _amount(tokens: int, price: Price) -> Decimal:
 
 
 def _cost_of_record(record: TaskRecord, rows: tuple[Price, ...], model: str | None,
-                    video_input: bool | None) -> Cost | NoPrice:
+                    video_input: bool | None, audio_asked: bool | None) -> Cost | NoPrice:
     model_id = model or record.model
     if not model_id:
         return NoPrice("", "the record names no model: pass model=")
@@ -322,7 +327,8 @@ def _cost_of_record(record: TaskRecord, rows: tuple[Price, ...], model: str | No
         video_input = False
         if _varies(model_id, rows, "video_input"):
             assumptions.append("no video input (a record does not say; the dearer price)")
-    audio = True if record.generate_audio is None else record.generate_audio
+    audio = record.generate_audio if record.generate_audio is not None else (
+        True if audio_asked is None else audio_asked)
     price = find_price(model_id, tier=record.service_tier or "default",
                        resolution=DRAFT_RESOLUTION if record.draft else (record.resolution or RESOLUTION_DEFAULT),
                        video_input=video_input, audio=audio, prices=rows)
@@ -346,7 +352,7 @@ def _estimate(request: CreateTaskRequest, rows: tuple[Price, ...], model: str | 
     assumptions: list[str] = []
     content = request.content
     is_final = any(item.type == "draft_task" for item in content)
-    video_in = any(item.type == "video_url" for item in content)
+    video_in = has_video_input(content)
     entry = find_model(model_id)
     if is_final:
         if draft is None:
@@ -387,6 +393,67 @@ def _estimate(request: CreateTaskRequest, rows: tuple[Price, ...], model: str | 
         else:
             tokens += estimate_tokens(width, height, frames=int(input_video_seconds * FRAMES_PER_SECOND))
     return Cost(_amount(tokens, price), price.currency, tokens, True, price, tuple(assumptions))
+
+
+# ---------- what a task is billed as ----------
+
+
+def billed_model(model_id: str, region: Region | None) -> str:
+    """The id a task of `model_id` is billed as by a service of `region`: a catalog model runs there
+    as that region's id (a Volcengine id through a BytePlus gateway is the BytePlus model, priced in
+    USD at BytePlus' price). `region` None (a service that speaks both catalogs) and ids outside the
+    catalog are billed as written."""
+    model = find_model(model_id) if region is not None else None
+    return model.id_in(region) if model is not None else model_id
+
+
+def has_video_input(content: Iterable[Any] | None) -> bool:
+    """Whether a request's content holds a video input, which 2.0 prices lower: items as sent (dicts,
+    a journal's or a stored request) or parsed (`CreateTaskRequest.content`)."""
+    return any((item.get("type") if isinstance(item, Mapping) else getattr(item, "type", None)) == "video_url"
+               for item in content or ())
+
+
+ChargeState = Literal["reserved", "settled", "released"]
+FINAL_CHARGE_STATES = ("settled", "released")
+
+
+class Charge(BaseModel):
+    """One task's line in a Dailies service's ledger, as `POST /dailies/v1/charges` gives it (beyond
+    the specification): reserved at create (the estimate, held against budgets), then settled (what
+    the task cost: its usage on success; its estimate when the upstream made it but its result could
+    not be taken) or released (nothing). The ledger is the bill: a task's cost, wherever it is shown,
+    is this line, not a second computation.
+
+    `currency` None: the model has no known price. `amount` is what the line holds, exact; a released
+    line still holds what was reserved, and `charged` is 0."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    task_id: str
+    model: str = ""
+    state: str  # ChargeState; any other a newer service may add is shown as it is
+    currency: str | None = None
+    amount: Decimal
+    tokens: int = 0
+
+    @property
+    def final(self) -> bool:
+        """Settled or released: the ledger never changes such a line again."""
+        return self.state in FINAL_CHARGE_STATES
+
+    @property
+    def charged(self) -> Decimal:
+        """What the task is charged (or, reserved, held): a released line counts for nothing."""
+        return Decimal(0) if self.state == "released" else self.amount
+
+
+class Charges(BaseModel):
+    """The ledger's lines of the tasks asked for that the caller's project has (others left out)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    items: list[Charge]
 
 
 # ---------- override files ----------

@@ -21,8 +21,10 @@ from dailies.spec.prices import (
     Cost,
     NoPrice,
     PriceFileError,
+    billed_model,
     cost,
     find_price,
+    has_video_input,
     load_prices,
     prices_from_env,
 )
@@ -319,3 +321,20 @@ def test_the_environment_is_read_only_when_asked(tmp_path: Path) -> None:
     from_env = prices_from_env({PRICES_FILE_ENV: str(path)})
     result = find_price(BP_V10, prices=from_env)
     assert not isinstance(result, NoPrice) and result.per_million == Decimal("2")
+
+
+def test_a_model_is_billed_as_its_id_in_the_services_region() -> None:
+    assert billed_model(V10, Region.BYTEPLUS) == "seedance-1-0-pro-250528"
+    assert billed_model("seedance-1-0-pro-250528", Region.VOLCENGINE) == V10
+    assert billed_model(V10, None) == V10 and billed_model("ep-x", Region.BYTEPLUS) == "ep-x"
+    assert priced(cost(record(V10, tokens=19747), model=billed_model(V10, Region.BYTEPLUS))).currency == "USD"
+
+
+def test_a_records_audio_and_video_input_come_from_its_request_when_the_record_does_not_say() -> None:
+    assert has_video_input([video("reference_video")]) and has_video_input(
+        request(content=[text("a [视频1]"), video("reference_video")]).content)
+    assert not has_video_input([text("a")]) and not has_video_input(None)
+    silent = priced(cost(record(V15, tokens=1_000_000), audio=False))
+    assert (silent.amount, silent.price.audio) == (Decimal(8), False)
+    # The record's own word wins over the request's.
+    assert priced(cost(record(V15, tokens=1_000_000, generate_audio=True), audio=False)).amount == Decimal(16)

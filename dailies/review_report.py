@@ -10,8 +10,9 @@ JPEG of a kept result. Nothing here imports the dashboard (dailies must not depe
 The PDF is written with fpdf2 in a Unicode TrueType font (DejaVu Sans where installed, the same
 candidates the preview renderer uses, dailies.generator.typography), with a CJK font as fallback for
 Chinese, Japanese and Korean prompts when one is installed (Noto Sans CJK, WenQuanYi, Droid). Without
-any TrueType font it falls back to Helvetica, replacing what Latin-1 cannot show with "?"; without a
-CJK font those characters are missing from the PDF (the CSV always has every character).
+any TrueType font it falls back to Helvetica, replacing what Latin-1 cannot show with "?". A character
+neither font has (CJK without a CJK font, an emoji in any case) is shown as MISSING, with a note at the
+end (the CSV always has every character).
 """
 
 from __future__ import annotations
@@ -295,8 +296,13 @@ class _Writer:
         pdf.set_creator("Dailies")
         regular, bold, cjk = _font_files()
         self.unicode = regular is not None
-        self.covered: set[int] | None = None  # the code points the font has, where nothing falls back
+        # The code points each style can show ("" and "B"): its font's and the CJK fallback's. Anything
+        # else (an emoji, a script neither font has) is shown as MISSING with the note, also when a CJK
+        # font is installed: fpdf2 would drop it with a warning on stderr only, and a comment that is
+        # just "👍" would read as an empty one. None: not known (a font fontTools cannot read), as is.
+        self.covered: dict[str, set[int] | None] = {"": None, "B": None}
         self.missing = False  # some character was shown as MISSING
+        self._style = ""
         if regular is not None:
             pdf.add_font("Report", "", regular)
             pdf.add_font("Report", "B", bold or regular)
@@ -307,8 +313,10 @@ class _Writer:
                     pdf.set_fallback_fonts(["ReportCJK"], exact_match=False)
                 except Exception:  # a font fpdf2 cannot read: as without one
                     cjk = None
-            if cjk is None:
-                self.covered = _code_points(regular)
+            fallback = _code_points(cjk) if cjk is not None else set()
+            for style, font in (("", regular), ("B", bold or regular)):
+                own = _code_points(font)
+                self.covered[style] = None if own is None or fallback is None else own | fallback
             self.family = "Report"
         else:
             self.family = "Helvetica"
@@ -317,15 +325,17 @@ class _Writer:
     def text(self, value: str) -> str:
         if not self.unicode:
             return value.encode("latin-1", "replace").decode("latin-1")
-        if self.covered is None:
+        covered = self.covered[self._style]
+        if covered is None:
             return value
-        shown = "".join(ch if ord(ch) in self.covered or ch.isspace() else MISSING for ch in value)
+        shown = "".join(ch if ord(ch) in covered or ch.isspace() else MISSING for ch in value)
         self.missing = self.missing or shown != value
         return shown
 
     def para(self, value: str, size: float = 10, bold: bool = False, indent: float = 0, gray: bool = False) -> None:
         pdf = self.pdf
-        pdf.set_font(self.family, "B" if bold else "", size)
+        self._style = "B" if bold else ""
+        pdf.set_font(self.family, self._style, size)
         pdf.set_text_color(100 if gray else 0)
         left = pdf.l_margin
         pdf.set_x(left + indent)

@@ -367,3 +367,20 @@ def test_the_report_the_reel_and_the_review_page_number_a_shots_versions_alike(j
     assert {r.task_id: shot.number_of(r.task_id) for r in shot.versions} == {"cgt-v1": 1, "cgt-kept": 2}
     _, csv_bytes = build(results, ana, now)
     assert {row["task_id"]: row["version"] for row in from_csv(csv_bytes)} == {"cgt-v1": "v1", "cgt-kept": "v2"}
+
+
+def test_characters_no_report_font_has_are_marked_also_with_a_cjk_font_installed():
+    """An emoji is in neither DejaVu nor the CJK fallback: shown as the missing-glyph mark with the note
+    (fpdf2 itself drops it, warning on stderr only), while Chinese still shows through the fallback."""
+    regular, _, cjk = _font_files()
+    if regular is None:
+        pytest.skip("no TrueType font here: the PDF is in Helvetica, with '?' for what Latin-1 lacks")
+    entry = ReportEntry(task_id="cgt-1", version="v1", model="m", created_at=T0, prompt="灯笼 at dusk",
+                        status="Approved", comments=[ReportComment("Ana", T0, None, "👍"),
+                                                     ReportComment("Bo 🎬", T0, 1.0, "great 🔥 family")])
+    text = pdf_text(to_pdf([entry], "report"))
+    assert f"\n{MISSING}\n" in f"\n{text}\n"  # the comment that is only "👍" is not an empty one
+    assert f"Bo {MISSING}" in text and f"great {MISSING} family" in text
+    assert "need a font this machine lacks" in text
+    if cjk is not None:
+        assert "灯笼 at dusk" in text

@@ -38,6 +38,9 @@ UNSCOPED = ""  # the scope of rows written before scopes existed, and of the uns
 # PostgreSQL tables are named with this prefix, so they never meet the service's in one database.
 POSTGRES_PREFIX = "journal_"
 _SCHEMA_LOCK = 0x6A6F75726E616C  # "journal": the advisory lock held while creating the tables
+# pg_advisory_xact_lock(namespace, hashtext(...)): the two-key form, in a namespace of the journal's own
+# (the service's are 0x6461696C, 0x63616C69 and 0x70616365).
+_ROW_LOCK_NAMESPACE = 0x6A726E6C  # "jrnl"
 
 
 def _define(prefix: str, postgres: bool) -> tuple[MetaData, dict[str, Table], Sequence | None]:
@@ -128,6 +131,15 @@ class Store:
     def written(self, table: Table) -> ColumnElement:
         """The order rows were last written in."""
         return table.c.seq if self.postgres else literal_column("rowid")
+
+    def lock(self, conn, *names: str) -> None:
+        """Serialise, until `conn`'s transaction ends, the writers that name the same thing (a scope and a
+        task), when a write depends on what it reads. SQLite's writer transaction (BEGIN IMMEDIATE)
+        already runs alone; on PostgreSQL, where dashboards write at once, a transaction-scoped advisory
+        lock (released at commit, so the next writer reads what this one wrote)."""
+        if self.postgres:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:namespace, hashtext(:name))"),
+                         {"namespace": _ROW_LOCK_NAMESPACE, "name": "\x1f".join(names)})
 
     def upsert(self, name: str):
         """INSERT of whole rows that replaces a row with the same key (and makes it the latest written)."""

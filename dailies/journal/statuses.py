@@ -42,10 +42,23 @@ class StatusesMixin(View):
     def set_status(self, task_id: str, status: str, at: float | None = None) -> StatusChange:
         if status not in STATUSES:
             raise ValueError(f"status must be one of {', '.join(STATUSES)}")
-        previous = self.statuses([task_id]).get(task_id)
-        change = StatusChange(task_id, status, self.author, time.time() if at is None else at,
-                              previous.status if previous is not None else PENDING)
-        self._write("statuses", [{"scope": self._writes_as, "id": uuid.uuid4().hex, **change.__dict__}])
+        table = self._table("statuses")
+        # The status it changes from is read in the transaction that writes the change, with the other
+        # writers of this task held off (Store.lock): read and written apart, two reviewers at once both
+        # recorded "from" the status before either, and the history read "Pending → Rejected" right
+        # after an "→ Approved".
+        with self._store.writer.begin() as conn:
+            self._store.lock(conn, "statuses", self._writes_as, task_id)
+            latest = conn.execute(select(table.c.status, table.c.at)
+                                  .where(self._visible(table), table.c.task_id == task_id)
+                                  .order_by(table.c.at.desc(), self._store.written(table).desc()).limit(1)).first()
+            # Timed once it is this change's turn, and never before the change it follows (another
+            # dashboard's clock may be ahead): the history, in time order, is the order of the changes.
+            when = at if at is not None else max(time.time(), latest.at if latest is not None else 0.0)
+            change = StatusChange(task_id, status, self.author, when,
+                                  latest.status if latest is not None else PENDING)
+            conn.execute(self._store.upsert("statuses"),
+                         [{"scope": self._writes_as, "id": uuid.uuid4().hex, **change.__dict__}])
         return change
 
     @staticmethod

@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from .. import netguard
 from ..spec import limits as L
 from ..spec.catalog import find_model, region_of_host
 from ..spec.drafts import FIELDS_A_FINAL_SETS
@@ -56,6 +57,9 @@ ACCOUNT_REFUSALS = frozenset({"AccountOverdueError", "OperationDenied.ServiceOve
                               "OperationDenied.AccountSuspended"})
 # Answers of a result's download that say "not now" rather than "never": the render is postponed.
 DOWNLOAD_RETRYABLE = frozenset({408, 425, 429})
+# Redirects a result's download follows (a CDN, a signed link to a bucket): as many as the service
+# follows for a member's input URL.
+DOWNLOAD_REDIRECTS_MAX = 5
 LIST_MAX_IDS = 100
 # A LIST or GET may not show a task yet for a while after its create was answered (the upstream's
 # index lags its create): a 404 is believed only once it has been answered for this many reads in a
@@ -119,8 +123,13 @@ class UpstreamGenerator:
         self.base_url = base_url.rstrip("/")
         self.keys = list(keys)
         self.region = region_of_host(self.base_url)
-        self.http = httpx.Client(transport=transport, timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
-                                 follow_redirects=False)
+        timeouts = httpx.Timeout(timeout, connect=min(10.0, timeout))
+        self.http = httpx.Client(transport=transport, timeout=timeouts, follow_redirects=False)
+        # A result's redirects go wherever the file's server says: a client of their own, which no
+        # call with a key ever uses, and no proxy from the environment, so each hop goes to the
+        # address checked (as the service fetches members' input URLs).
+        self._redirects = httpx.Client(transport=transport, timeout=timeouts, follow_redirects=False,
+                                       trust_env=False)
         self._sleep = sleep
         self._monotonic = monotonic  # with `sleep`, the seam tests replace (waits, key cooling)
         # The wall clock of what other processes read (when a task ended, an orphan was created);
@@ -207,7 +216,7 @@ class UpstreamGenerator:
         # From here the upstream has billed the task: if it fails here (its results cannot be
         # downloaded, say), the service settles its cost instead of releasing it.
         job.checkpoint({**state, "upstream_succeeded": True})
-        return self._archive(record, job, key)
+        return self._archive(record, job, key, inputs)
 
     def _refused(self, key: UpstreamKey, model: str) -> tuple[str, str] | None:
         """The upstream's (code, message) while this key is refused for this model, else None."""
@@ -564,19 +573,20 @@ class UpstreamGenerator:
 
     # ---------- archive ----------
 
-    def _archive(self, record: dict[str, Any], job: RenderJob, key: UpstreamKey) -> RenderResult:
+    def _archive(self, record: dict[str, Any], job: RenderJob, key: UpstreamKey,
+                 inputs: InputResolver | None = None) -> RenderResult:
         """Download the results before the member's task succeeds (the upstream's URLs die in 24 h),
         check them, and describe them with the upstream record's numbers."""
         content = record.get("content") if isinstance(record.get("content"), dict) else {}
         video = job.output_dir / "upstream-video.mp4"
-        self._download(content.get("video_url"), video, "video")
+        self._download(content.get("video_url"), video, "video", inputs)
         head = video.read_bytes()[:12]
         if len(head) < 8 or head[4:8] != b"ftyp":
             raise UpstreamFailed(UPSTREAM_RESULT_INVALID, "The upstream's video is not an MP4 file.")
         last_frame = None
         if content.get("last_frame_url"):
             last_frame = job.output_dir / "upstream-last-frame.png"
-            self._download(content["last_frame_url"], last_frame, "last frame")
+            self._download(content["last_frame_url"], last_frame, "last frame", inputs)
         try:
             width, height, frame_count = _video_size(video)
         except _Undecodable as exc:
@@ -597,20 +607,12 @@ class UpstreamGenerator:
             web_search_calls=int(((record.get("usage") or {}).get("tool_usage") or {}).get("web_search") or 0),
         )
 
-    def _download(self, url: str | None, target: Path, what: str) -> None:
+    def _download(self, url: str | None, target: Path, what: str, inputs: InputResolver | None) -> None:
         if not url:
             raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream task succeeded without a {what} URL.")
         for attempt in range(3):
             try:
-                with self.http.stream("GET", url) as response:
-                    if response.status_code != 200:
-                        if response.status_code in DOWNLOAD_RETRYABLE or response.status_code >= 500:
-                            raise _NotNow(f"HTTP {response.status_code}")
-                        raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream's {what} could not be "
-                                             f"downloaded (HTTP {response.status_code}).")
-                    with open(target, "wb") as out:
-                        for chunk in response.iter_bytes():
-                            out.write(chunk)
+                self._fetch(url, target, what, inputs)
                 return
             except (httpx.TransportError, _NotNow) as exc:
                 if attempt == 2:
@@ -619,6 +621,57 @@ class UpstreamGenerator:
                     why = str(exc) if isinstance(exc, _NotNow) else type(exc).__name__
                     raise RenderPostponed(f"the upstream's {what} could not be downloaded ({why})") from exc
                 self._sleep(1.0 + attempt)
+
+    def _fetch(self, url: str, target: Path, what: str, inputs: InputResolver | None) -> None:
+        """One download of a result, through its redirects. Its URL is the upstream's own answer,
+        trusted as the upstream is (the operator chose it, maybe on the team's own network); where a
+        redirect leads is the file server's word, checked as a member's input URL would be."""
+        current = url
+        for hop in range(DOWNLOAD_REDIRECTS_MAX + 1):
+            if hop == 0:
+                client, request = self.http, netguard.Pinned(current)
+            else:
+                client, request = self._redirects, _redirect_target(current, what, inputs)
+            with client.stream("GET", request.url, headers=request.headers,
+                               extensions=request.extensions) as response:
+                if response.is_redirect:
+                    try:
+                        current = str(httpx.URL(current).join(response.headers["location"]))
+                    except httpx.InvalidURL as exc:
+                        raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream's {what} URL redirected "
+                                             "to a URL that cannot be used.") from exc
+                    continue
+                if response.status_code != 200:
+                    if response.status_code in DOWNLOAD_RETRYABLE or response.status_code >= 500:
+                        raise _NotNow(f"HTTP {response.status_code}")
+                    raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream's {what} could not be "
+                                         f"downloaded (HTTP {response.status_code}).")
+                with open(target, "wb") as out:
+                    for chunk in response.iter_bytes():
+                        out.write(chunk)
+                return
+        raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream's {what} URL redirected more than "
+                             f"{DOWNLOAD_REDIRECTS_MAX} times.")
+
+
+def _redirect_target(url: str, what: str, inputs: InputResolver | None) -> netguard.Pinned:
+    """Where a result's redirect may be followed: http(s), to addresses the service may fetch from
+    (loopback and private ranges as its input URLs allow), and to the very address checked."""
+    if httpx.URL(url).scheme not in ("http", "https"):
+        raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream's {what} URL redirected to a URL that is "
+                             "not http(s).")
+    try:
+        return netguard.pinned(url, bool(getattr(inputs, "allow_loopback", False)),
+                               bool(getattr(inputs, "allow_private", False)))
+    except netguard.HostLookupError as exc:
+        if isinstance(exc.__cause__, OSError):  # the name does not resolve now: maybe later
+            raise _NotNow("a redirect's host does not resolve") from exc
+        raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream's {what} URL redirected to a URL "
+                             "that cannot be used.") from exc
+    except netguard.BlockedAddress as exc:
+        log.warning("the upstream's %s redirected to a refused address: not followed (%s)", what, exc)
+        raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream's {what} URL redirected to a private or "
+                             "local address, which this service does not fetch from.") from exc
 
 
 class _NotNow(Exception):

@@ -333,3 +333,64 @@ def test_a_renderer_failing_for_no_reason_of_the_tasks_shows_its_error_but_never
     assert (row.status, row.error_code) == ("failed", "InternalServiceError")
     assert row.error_message.startswith(f"The preview renderer failed: {shown}")
     assert "/srv" not in row.error_message
+
+
+# ---------- 6. a result URL that redirects ----------
+
+PUBLIC = "93.184.216.34"  # a public address, named by its number: no DNS in the test
+
+
+def redirect(location: str, status: int = 302) -> httpx.Response:
+    return httpx.Response(status, headers={"Location": location})
+
+
+def downloads(upstream: Upstream) -> list[httpx.Request]:
+    return [request for kind, request in upstream.calls if kind == "download"]
+
+
+def test_a_result_url_that_redirects_is_followed_hop_by_hop_without_the_upstream_key(gateway):
+    def cdn(request: httpx.Request) -> httpx.Response | None:
+        if request.url.host == "cdn.test":
+            return redirect(f"http://{PUBLIC}/signed/video.mp4?signature=abc")
+        if request.url.path == "/signed/video.mp4":
+            return redirect("/bucket/video.mp4", 307)  # relative: on the same host
+        return None  # the file itself
+
+    make, clock = gateway
+    upstream = Upstream(download=cdn)
+    services = make(upstream)
+    task_id = run(services, clock)
+    row = services.store.get_by_id(task_id)
+    assert (row.status, row.error_code) == ("succeeded", None), row.error_message
+    assert ledger_of(services, task_id) == ("settled", USAGE)
+    assert [str(r.url) for r in downloads(upstream)] == [
+        VIDEO_URL, f"http://{PUBLIC}/signed/video.mp4?signature=abc", f"http://{PUBLIC}/bucket/video.mp4"]
+    assert all("authorization" not in r.headers for r in downloads(upstream))
+    assert all(r.headers.get("authorization") == f"Bearer {UPSTREAM_KEY}"
+               for kind, r in upstream.calls if kind != "download")
+
+
+@pytest.mark.parametrize("location", [
+    "http://169.254.169.254/latest/meta-data/", "http://10.0.0.5/video.mp4", "http://127.0.0.1:9000/video.mp4",
+    "http://[::1]/video.mp4", "file:///etc/passwd"])
+def test_a_redirect_to_a_place_the_service_does_not_fetch_from_is_not_followed(gateway, location):
+    make, clock = gateway
+    upstream = Upstream(download=lambda request: redirect(location))
+    services = make(upstream)
+    task_id = run(services, clock)
+    row = services.store.get_by_id(task_id)
+    assert (row.status, row.error_code) == ("failed", "UpstreamResultInvalid")
+    assert "redirected to a" in row.error_message
+    assert [str(r.url) for r in downloads(upstream)] == [VIDEO_URL]  # the first answer only
+    assert ledger_of(services, task_id)[0] == "settled"  # the upstream made and billed it: its estimate
+
+
+def test_redirects_are_followed_a_bounded_number_of_times(gateway):
+    make, clock = gateway
+    upstream = Upstream(download=lambda request: redirect(f"http://{PUBLIC}/again{len(upstream.calls)}"))
+    services = make(upstream)
+    task_id = run(services, clock)
+    row = services.store.get_by_id(task_id)
+    assert (row.status, row.error_code) == ("failed", "UpstreamResultInvalid")
+    assert "redirected more than 5 times" in row.error_message
+    assert len(downloads(upstream)) == 6  # the URL and 5 redirects, each answered

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -49,10 +51,28 @@ class HostLookupError(NetguardError):
     """The URL has no host, or its host name does not resolve."""
 
 
-def resolve(host: str, port: int | None = None) -> list[IPAddress]:
-    """Every address `host` resolves to (an IP literal resolves to itself, without DNS)."""
+class HostLookupTimeout(HostLookupError):
+    """The host's name servers did not answer within the time given: nothing is known of the host yet."""
+
+
+# Lookups with a time limit run here: getaddrinfo cannot be interrupted, and a name server that does
+# not answer holds its caller for the resolver's own timeouts and retries (tens of seconds). A caller
+# with a deadline waits no longer than it; the lookup ends in its thread by itself.
+_lookups = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dailies-lookup")
+
+
+def resolve(host: str, port: int | None = None, timeout: float | None = None) -> list[IPAddress]:
+    """Every address `host` resolves to (an IP literal resolves to itself, without DNS); within
+    `timeout` seconds when given, else `HostLookupError`."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        if timeout is None:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        else:
+            lookup = _lookups.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+            try:
+                infos = lookup.result(timeout=max(timeout, 0.0))
+            except FutureTimeout:
+                raise HostLookupTimeout(f"host {host!r} did not resolve within {timeout:g} s") from None
     except (socket.gaierror, UnicodeError) as exc:
         raise HostLookupError(f"host {host!r} does not resolve: {exc}") from exc
     addresses: list[IPAddress] = []
@@ -64,7 +84,8 @@ def resolve(host: str, port: int | None = None) -> list[IPAddress]:
     return addresses
 
 
-def check_public_host(url: str, allow_loopback: bool, allow_private: bool = False) -> list[IPAddress]:
+def check_public_host(url: str, allow_loopback: bool, allow_private: bool = False,
+                      lookup_timeout: float | None = None) -> list[IPAddress]:
     """Raise `BlockedAddress` unless every address the URL's host resolves to may be reached; return
     those addresses.
 
@@ -90,7 +111,7 @@ def check_public_host(url: str, allow_loopback: bool, allow_private: bool = Fals
         kind = "name" if literal_address(canonical) is None else "address"
         article = "an" if named[0] in "aeiou" else "a"
         raise BlockedAddress(f"host {host!r} is {article} {named} {kind}, which is not allowed")
-    addresses = resolve(host, port)
+    addresses = resolve(host, port, lookup_timeout)
     for address in addresses:
         reason = blocked_reason(address, allow_loopback=allow_loopback, allow_private=allow_private)
         if reason is not None:
@@ -108,10 +129,11 @@ class Pinned:
     extensions: dict[str, str] = field(default_factory=dict)
 
 
-def pinned(url: str, allow_loopback: bool, allow_private: bool = False) -> Pinned:
+def pinned(url: str, allow_loopback: bool, allow_private: bool = False,
+           lookup_timeout: float | None = None) -> Pinned:
     """`check_public_host`, and the request to the first address checked (httpx sends an
     `sni_hostname` extension's name in TLS and checks the certificate against it)."""
-    addresses = check_public_host(url, allow_loopback, allow_private)
+    addresses = check_public_host(url, allow_loopback, allow_private, lookup_timeout)
     target = httpx.URL(url)
     if literal_address(target.host) is not None:
         return Pinned(url)

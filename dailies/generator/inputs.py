@@ -160,7 +160,8 @@ class InputResolver:
                 try:
                     # Sent to the very address checked: a name that answers otherwise on a second
                     # lookup (DNS rebinding) cannot turn the connection inward.
-                    target = netguard.pinned(current, self.allow_loopback, self.allow_private)
+                    target = netguard.pinned(current, self.allow_loopback, self.allow_private,
+                                             lookup_timeout=deadline - time.monotonic())
                 except netguard.NetguardError as exc:
                     raise fail(str(exc)) from exc
                 try:

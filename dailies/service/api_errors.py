@@ -49,6 +49,17 @@ class ApiError(Exception):
         }}
 
 
+class TryAgain(ApiError):
+    """A 503 for something that may answer in a moment (a name server, a dependency): clients retry."""
+
+    def __init__(self, message: str, param: str = "", retry_after: int = 2) -> None:
+        super().__init__(503, "ServiceUnavailable", message, param)
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
+
+
 def _writable(text: str) -> str:
     """The text with anything UTF-8 cannot encode (a lone surrogate echoed from a request)
     escaped, so an error about hostile input can always be written."""

@@ -45,9 +45,9 @@ from .wakeups import CALLBACKS_CHANNEL, Wakeups
 log = logging.getLogger("dailies.callbacks")
 
 # A claimed event whose deliverer died is handed out again after this long, or after
-# CLAIM_TIMEOUT_ATTEMPTS attempt deadlines if that is longer (`claim_timeout`): an attempt ends at
-# its deadline (plus the name lookups before it), so a live deliverer's attempt is never overtaken
-# by a second POST of the same event.
+# CLAIM_TIMEOUT_ATTEMPTS attempt deadlines if that is longer (`claim_timeout`): an attempt, its name
+# lookup included, ends at its deadline, so a live deliverer's attempt is never overtaken by a second
+# POST of the same event.
 CLAIM_TIMEOUT_SECONDS = 60.0
 CLAIM_TIMEOUT_ATTEMPTS = 6
 
@@ -277,12 +277,16 @@ class CallbackQueue:
         started = time.perf_counter()
         status_code: int | None = None
         error: str | None = None
-        deadline = AttemptDeadline(self.settings.callback_timeout)
+        deadline: AttemptDeadline | None = None
         try:
             # Posted to the very address checked: a name that answers otherwise on a second lookup
-            # (DNS rebinding) cannot turn the signed callback to an internal address.
+            # (DNS rebinding) cannot turn the signed callback to an internal address. The lookup is
+            # part of the attempt and its deadline: a name server that does not answer held the
+            # deliverer for the resolver's own retries, past any claim timeout.
             target = pinned(event.url, allow_loopback=self.settings.allow_loopback_callbacks,
-                            allow_private=self.settings.allow_private_callbacks)
+                            allow_private=self.settings.allow_private_callbacks,
+                            lookup_timeout=self.settings.callback_timeout)
+            deadline = AttemptDeadline(max(0.001, self.settings.callback_timeout - (time.perf_counter() - started)))
             status_code = self._post(http, event, target, deadline)
             if not 200 <= status_code < 300:
                 error = f"receiver answered {status_code}" + (
@@ -295,7 +299,7 @@ class CallbackQueue:
         # uncaught it would kill the deliverer, and every deliverer that claims the event after it.
         except (httpx.HTTPError, httpx.InvalidURL, ValueError, OSError) as exc:
             # The deadline shut the connection: whatever error that gave, the attempt timed out.
-            error = self._timed_out() if deadline.expired else f"{type(exc).__name__}: {exc}"
+            error = self._timed_out() if deadline is not None and deadline.expired else f"{type(exc).__name__}: {exc}"
         latency_ms = (time.perf_counter() - started) * 1000
         self._record(event, status_code, latency_ms, error)
 

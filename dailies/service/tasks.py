@@ -27,7 +27,7 @@ from ..spec.statuses import DELETABLE, TaskStatus
 from ..spec.urls import check_media_hosts
 from ..spec.validation import check_create_body, drop_nulls
 from . import budgets, file_deletions, rate_limits
-from .api_errors import ApiError, from_problems, shown, task_not_found
+from .api_errors import ApiError, TryAgain, from_problems, shown, task_not_found
 from .db import TIER_RANK
 from .faults import describe
 from .members import Caller
@@ -38,6 +38,9 @@ from .storage import ResultStorage
 from .store import TaskStore, new_task_id
 
 log = logging.getLogger("dailies.tasks")
+# How long a create waits for the callback URL's host to resolve (the resolver's own retries against a
+# name server that does not answer take tens of seconds, on a request thread).
+CALLBACK_LOOKUP_S = 5.0
 
 
 @dataclass
@@ -187,12 +190,17 @@ class TaskService:
         rules of the contract (`dailies.spec.urls`)."""
         if request.callback_url is None:
             return
-        from ..netguard import BlockedAddress, check_public_host
+        from ..netguard import BlockedAddress, HostLookupTimeout, check_public_host
 
         url = request.callback_url
         try:
             check_public_host(url, allow_loopback=self.settings.allow_loopback_callbacks,
-                              allow_private=self.settings.allow_private_callbacks)
+                              allow_private=self.settings.allow_private_callbacks,
+                              lookup_timeout=CALLBACK_LOOKUP_S)
+        except HostLookupTimeout as exc:
+            # Nothing is known of the host: not the client's mistake, and a create holding a request
+            # thread for the resolver's retries would starve the others. Asked to come back.
+            raise TryAgain(f"callback_url cannot be checked now: {exc}; retry shortly.", "callback_url") from exc
         except BlockedAddress as exc:
             raise ApiError(400, "InvalidParameter", f"callback_url is refused: {exc}", "callback_url") from exc
         except ValueError as exc:

@@ -13,6 +13,7 @@ from sqlalchemy import update
 from dailies.service import callbacks as callbacks_module
 from dailies.service.db import callback_events
 
+from ..service.conftest import text_body
 from ..waiting import wait_for
 from .receiver import Reply, always
 
@@ -163,3 +164,58 @@ def _claimed_twice(env, seq: int):
     assert second is not None and second.seq == seq
     return first, second
 
+
+
+async def test_a_name_server_that_does_not_answer_ends_the_attempt_at_its_deadline(open_env, monkeypatch):
+    """The callback's host name was looked up before the attempt's deadline began, without a limit: a
+    name server that does not answer held the deliverer for the resolver's retries (here: for ever).
+    The create's own check of the host got an answer; the name server then went silent."""
+    released = threading.Event()
+    real = socket.getaddrinfo
+    asked = []
+
+    def lookup(host, port, *args, **kwargs):
+        if host != "silent-dns.example":
+            return real(host, port, *args, **kwargs)
+        asked.append(host)
+        if len(asked) == 1:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port))]
+        released.wait(120)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    try:
+        async with open_env(callback_timeout=1.0) as env:
+            task_id = await env.create_task("http://silent-dns.example/cb")  # `queued`: one attempt
+            log = await env.settled(task_id, events=1)
+        assert [(e["attempt"], e["status_code"]) for e in log] == [(1, None)]
+        assert "did not resolve within 1 s" in log[0]["error"], log
+    finally:
+        released.set()
+
+
+async def test_a_create_whose_callback_host_does_not_resolve_in_time_is_asked_to_retry(env, monkeypatch):
+    """The create checks where the callback URL points; its lookup held a request thread for the
+    resolver's retries. Now it waits CALLBACK_LOOKUP_S, then answers 503 with Retry-After: nothing
+    is known of the host, which is no mistake of the client's."""
+    from dailies.service import tasks as tasks_module
+
+    released = threading.Event()
+    real = socket.getaddrinfo
+
+    def lookup(host, *args, **kwargs):
+        if host == "silent-dns.example":
+            released.wait(120)
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    monkeypatch.setattr(tasks_module, "CALLBACK_LOOKUP_S", 0.5)
+    try:
+        response = await env.create(text_body(callback_url="http://silent-dns.example/cb"))
+        assert response.status_code == 503, response.text
+        assert response.headers["Retry-After"]
+        error = response.json()["error"]
+        assert error["param"] == "callback_url" and "did not resolve within 0.5 s" in error["message"]
+    finally:
+        released.set()

@@ -5,6 +5,14 @@ Each task's video is the dashboard journal's kept copy when there is one (`--dat
 the team's journal from DAILIES_DATABASE_URL / DAILIES_STORAGE), else it is downloaded from the service
 (`--base-url`/`--api-key`, default $ARK_BASE_URL/$ARK_API_KEY) into a temporary folder. The slate says
 what the journal and the service know: version, review status, prompt excerpt and date.
+
+The journal is read as the key's, as the dashboard reads it (components/identity.py): on a Dailies
+service, which names the key's project (`GET /dailies/v1/me`), that project's scope; elsewhere, or
+while the service gives no answer, the key's own scope. Another project's kept copies, statuses and
+versions are never read: a task of another project is not in the key's scope, and the service answers
+404 for it, so the reel refuses it (`dailies report` is the operator's command across every scope).
+The environment's key outside a team (the dashboard's default connection in single-user mode) also
+reads the rows from before scopes; without a key, no scope of a journal is the reel's (refused).
 """
 
 from __future__ import annotations
@@ -18,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cli_client import add_connection_args, make_client
-from .client import Client, DailiesError
+from .cli_client import NO_API_KEY, CommandRefused, add_connection_args, make_client
+from .client import APIError, Client, DailiesError, NotFoundError, environment_defaults, normalize_base_url
 from .reel import DEFAULT_FPS, DEFAULT_SIZE, SLATE_SECONDS, ReelShot, make_reel, parse_size, reel_duration, slate_lines
 from .spec.results import VIDEO_NAME
 from .spec.statuses import TaskStatus
@@ -42,6 +50,64 @@ def open_journal(data_dir: Path):
     if not path.is_file() and not os.environ.get(DATABASE_ENV):
         return None
     return Journal(path)
+
+
+def _api_key(args: argparse.Namespace) -> str:
+    return args.api_key if args.api_key is not None else environment_defaults(os.environ)[1]
+
+
+def _is_environment_default(base_url: str, api_key: str) -> bool:
+    """Whether the connection is the environment's (ARK_BASE_URL and ARK_API_KEY) outside a team: the
+    dashboard's default connection in single-user mode, the one that also sees the journal's rows from
+    before scopes (components/connection.py `current`)."""
+    from .launcher import team_mode_in
+
+    env_base_url, env_key = environment_defaults(os.environ)
+    if team_mode_in(os.environ) or not env_key or api_key != env_key:
+        return False
+    try:
+        return base_url == normalize_base_url(env_base_url)
+    except ValueError:
+        return False
+
+
+def key_scope(client: Client, api_key: str):
+    """The journal scope of the key, as the dashboard picks it: its project's on a Dailies service that
+    names one, else the key's own (a service with no `/me`, one that refuses the key, or one that gives
+    no answer now: a reel only reads, and the key's own rows are its own)."""
+    from .client import APIConnectionError, APIStatusError, InternalServerError, RateLimitError
+    from .journal import Scope
+    from .spec.catalog import region_of_host
+
+    include_unscoped = _is_environment_default(client.base_url, api_key)
+    if region_of_host(client.base_url) is None:  # Ark's and ModelArk's hosts have no /dailies/v1
+        try:
+            who = client.me()
+        except DailiesError as exc:
+            unreached = (isinstance(exc, APIConnectionError | InternalServerError | RateLimitError)
+                         or (isinstance(exc, APIStatusError) and exc.status_code == 408))
+            if unreached:
+                _say(f"dailies reel: the service at {client.base_url} does not say which project this key is in "
+                     f"({exc or type(exc).__name__}); reading this key's own journal only")
+        else:
+            return Scope.of_project(client.base_url, who.project, include_unscoped=include_unscoped,
+                                    author=who.member)
+    return Scope.of(client.base_url, api_key, include_unscoped=include_unscoped)
+
+
+def open_key_journal(args: argparse.Namespace, client: Client | None):
+    """The journal (`open_journal`) as the key's view (`key_scope`): never another project's rows.
+    None when there is no journal; without a key, which of its scopes is the key's cannot be told."""
+    journal = open_journal(args.data_dir)
+    if journal is None:
+        return None
+    try:
+        if client is None:
+            raise CommandRefused(NO_API_KEY)
+        return journal.scoped(key_scope(client, _api_key(args)))
+    except BaseException:
+        journal.close()
+        raise
 
 
 def version_labels(journal: Any, task_ids: list[str]) -> dict[str, str | None]:
@@ -70,6 +136,11 @@ def status_label(journal: Any, task_id: str) -> str | None:
     return STATUS_LABELS.get(change.status if change is not None else PENDING)
 
 
+class Unreadable(Exception):
+    """A task its key's journal keeps no copy of and that the service does not give this key (404: another
+    project's, or none; or no answer): the reel stops with one line naming it, exit status 1."""
+
+
 @dataclass
 class _Source:
     path: Path
@@ -83,12 +154,12 @@ def _say(text: str) -> None:
 
 
 class _Sources:
-    """Where each task's video comes from: the journal's kept copy, else a download (the client is made
-    only when one is needed)."""
+    """Where each task's video comes from: the key's journal's kept copy, else a download (the client is
+    the command's, or made when a download needs one)."""
 
-    def __init__(self, args: argparse.Namespace, journal: Any, folder: Path) -> None:
+    def __init__(self, args: argparse.Namespace, journal: Any, folder: Path, client: Client | None = None) -> None:
         self.args, self.journal, self.folder = args, journal, folder
-        self._client: Client | None = None
+        self._client: Client | None = client
 
     @property
     def client(self) -> Client:
@@ -116,7 +187,14 @@ class _Sources:
                 saved = self.journal.record(task_id)
                 created_at = (saved or {}).get("created_at") or kept.kept_at
         if path is None:
-            record = self.client.tasks.get(task_id)
+            try:
+                record = self.client.tasks.get(task_id)
+            except NotFoundError as exc:  # not this key's project's (or no such task), and not kept in its scope
+                raise Unreadable(f"dailies reel: task {task_id} is not one this key can read, and its journal "
+                                 f"keeps no copy of it ({exc})") from None
+            except APIError as exc:  # the service refused the key, or gave no answer
+                raise Unreadable(f"dailies reel: task {task_id}: this key's journal keeps no copy of it, and the "
+                                 f"service could not be asked for it ({exc})") from None
             if record.status != TaskStatus.SUCCEEDED:
                 raise SystemExit(f"dailies reel: task {task_id} has no video (status {record.status})")
             url = record.content.video_url if record.content is not None else None
@@ -147,10 +225,16 @@ def _progress(fraction: float) -> None:
 
 
 def cmd_reel(args: argparse.Namespace) -> int:
-    journal = open_journal(args.data_dir)
+    client = make_client(args) if _api_key(args) else None
+    try:
+        journal = open_key_journal(args, client)
+    except BaseException:
+        if client is not None:
+            client.close()
+        raise
     try:
         with tempfile.TemporaryDirectory(prefix="dailies-reel-") as folder:
-            sources = _Sources(args, journal, Path(folder))
+            sources = _Sources(args, journal, Path(folder), client)
             try:
                 shots = []
                 versions = version_labels(journal, args.task)
@@ -159,6 +243,9 @@ def cmd_reel(args: argparse.Namespace) -> int:
                     lines = slate_lines(versions[task_id], status_label(journal, task_id),
                                         source.prompt, source.created_at)
                     shots.append(ReelShot(source.path, short_title(task_id), lines))
+            except Unreadable as exc:
+                print(exc, file=sys.stderr)
+                return 1
             finally:
                 sources.close()
             try:

@@ -6,6 +6,7 @@ hundreds of results), unless the change shows elsewhere (the filter, the compari
 
 from __future__ import annotations
 
+import time
 from datetime import tzinfo
 
 import streamlit as st
@@ -13,11 +14,11 @@ import streamlit as st
 from dailies.journal import STATUS_LABELS, STATUSES, Journal
 from dailies.spec.results import VIDEO_NAME
 
-from . import pages, player, review_comments
+from . import charges, pages, player, review_comments
 from .markdown_text import markdown_text
 from .review_data import Result, Shot
 from .stored_requests import stored_requests
-from .task_rows import cost_of, format_time, length_text, model_as_written
+from .task_rows import format_time, length_text, model_as_written
 from .timecode_player import timecode_player
 
 COMPARE_KEY = "review.compare"
@@ -127,6 +128,32 @@ def fill_from_service(results: list[Result], client, cache_id: str, wait_s: floa
             result.author = result.author or (stored.created_by or "")
 
 
+def ask_charges(results: list[Result], client, cache_id: str) -> float:
+    """Start reading the ledger's lines of these versions (one request for all of them, none for lines
+    read already and settled), without waiting: the page asks its stored prompts meanwhile. Returns
+    when, for `fill_charges`."""
+    charges.ask(client, cache_id, [r.task_id for r in results if r.record is not None])
+    return time.monotonic()
+
+
+def fill_charges(results: list[Result], client, cache_id: str, asked_at: float | None = None) -> None:
+    """The cost of these versions as the Tasks table shows it: on a Dailies service its ledger's line
+    (the read `ask_charges` started at `asked_at`, waited for at most what is left of charges.WAIT_S
+    since, so side by side with the stored prompts the page waits for the longer of the two, not
+    both); a version without a known line (the real Ark keeps no ledger, a read not answered yet) is
+    priced here at the service's region's prices."""
+    priced = [r for r in results if r.record is not None]
+    if not priced:
+        return
+    ids = [r.task_id for r in priced]
+    wait_s = charges.WAIT_S if asked_at is None else max(0.0, charges.WAIT_S - (time.monotonic() - asked_at))
+    lines = charges.charges(client, cache_id, ids, wait_s)
+    region = None if lines is not None and lines.keys() >= set(ids) else charges.billing_region(client)
+    for result in priced:
+        result.charge = (lines or {}).get(result.task_id)
+        result.billed_in = region
+
+
 def prompt_line(result: Result, client, cache_id: str) -> None:
     fill_from_service([result], client, cache_id)
     st.markdown(f"**{markdown_text(result.prompt)}**" if result.prompt else "_Prompt unknown_",
@@ -145,9 +172,11 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
     if st.session_state.get(seen_key) == st.session_state.get(PAGE_RUN_KEY):
         ids = [r.task_id for r in shot.versions]
         statuses, ratings, comments = journal.statuses(ids), journal.ratings(ids), journal.comments(ids)
+        lines = charges.known(cache_id, ids)  # a line the page's read brought after its run (no request)
         for r in shot.versions:
             r.status, r.ratings, r.comments = statuses.get(r.task_id), ratings.get(r.task_id, {}), comments.get(
                 r.task_id, [])
+            r.charge = lines.get(r.task_id, r.charge)
     st.session_state[seen_key] = st.session_state.get(PAGE_RUN_KEY)
     with st.container(border=True):
         ids = [r.task_id for r in reversed(shot.versions)]  # newest on top
@@ -165,7 +194,7 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
             details.append(f"by {markdown_text(result.author)}")
         if rec is not None:
             details += [model_as_written(rec, result.submission),
-                        f"{rec.resolution} · {rec.ratio} · {length_text(rec)}", cost_of(rec, result.submission),
+                        f"{rec.resolution} · {rec.ratio} · {length_text(rec)}", result.cost,
                         format_time(rec.created_at, tz)]
         st.caption(" · ".join(d for d in details if d))
         st.markdown(STATUS_BADGES[result.status_name] + (" :blue-badge[💾 kept]" if VIDEO_NAME in result.kept else "")

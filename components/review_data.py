@@ -14,12 +14,14 @@ from dailies.client import APIError
 from dailies.journal import Comment, Journal, KeptFile, StatusChange, Submission, average, group_versions
 from dailies.journal.shots import version_numbers
 from dailies.journal.statuses import APPROVED, CHANGES_REQUESTED, PENDING, REJECTED
+from dailies.spec.catalog import Region
 from dailies.spec.models import TaskRecord
+from dailies.spec.prices import Charge
 from dailies.spec.results import VIDEO_NAME
 from dailies.spec.statuses import TaskStatus
 
 from . import data
-from .task_rows import prompt_of, record_from_json
+from .task_rows import cost_of, prompt_of, record_from_json
 
 # A reel's file name starts so, and so does its id when it is kept to be shared (components/reel_maker.py):
 # never a task id, and never a result of this page.
@@ -48,6 +50,10 @@ class Result:
     listed: bool = True  # the service still lists it
     author: str = ""  # who made it, when known (the journal's submission, or the service's stored request)
     stored_prompt: str | None = None  # the service's stored request's prompt, for a task not submitted from here
+    # What a Dailies service's ledger charges for it (components/charges.py), read for the versions a
+    # page shows; without one the record is priced here at `billed_in`'s prices (the service's region).
+    charge: Charge | None = None
+    billed_in: Region | None = None
 
     @property
     def created_at(self) -> float:
@@ -58,6 +64,14 @@ class Result:
     @property
     def prompt(self) -> str:
         return prompt_of(self.submission) or self.stored_prompt or ""
+
+    @property
+    def cost(self) -> str | None:
+        """The cost as the Tasks table shows it: the ledger's line when known, else the record priced
+        here; None without a record."""
+        if self.record is None:
+            return None
+        return cost_of(self.record, self.submission, self.charge, self.billed_in)
 
     @property
     def status_name(self) -> str:

@@ -28,7 +28,9 @@ from .review_card import (
     FILTERED_KEY,
     PAGE_FOLLOWS_KEY,
     PAGE_RUN_KEY,
+    ask_charges,
     card,
+    fill_charges,
     fill_from_service,
     link_to_tasks,
     prompt_line,
@@ -41,7 +43,7 @@ from .review_data import ALL, INBOX_FILTERS, Result, filter_shots, gather, shots
 from .stored_requests import kept_request
 from .sync_compare import sync_compare
 from .task_detail import load
-from .task_rows import cost_of, format_time, length_text, model_as_written, tokens
+from .task_rows import format_time, length_text, model_as_written, tokens
 
 INBOX_KEY = "review.inbox"
 MEMBER_KEY = "review.member"
@@ -77,7 +79,7 @@ def comparison_table(results: list[Result]) -> pd.DataFrame:
             "ratio": rec.ratio if rec else None,
             "duration": length_text(rec) if rec else None,
             "tokens": f"{tokens(rec):,}" if rec and tokens(rec) is not None else None,
-            "cost": cost_of(rec, r.submission) if rec else None,
+            "cost": r.cost,
             "status": STATUS_LABELS[r.status_name],
             "stars": f"{r.average_stars:.1f}" if r.average_stars is not None else None,
         }
@@ -186,12 +188,9 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
             st.button("Compare this batch", key="review.compare_batch", disabled=len(in_batch) < 2,
                       on_click=lambda: st.session_state.update({COMPARE_KEY: in_batch}))
     chosen = [t for t in chosen if t in by_id]
-    if len(chosen) >= 2:
-        with st.container(border=True):
-            st.markdown(f"**Comparing {len(chosen)} results**")
-            compared = [by_id[t] for t in chosen]
-            fill_from_service(compared, client, cache_id)
-            compare(compared, now)
+    compared = [by_id[t] for t in chosen] if len(chosen) >= 2 else []
+    # Drawn here, filled below: its prompts and costs are read with the page's cards, in one go.
+    comparing = st.container(border=True) if compared else None
 
     # Tools on what the filters show (every version of those shots), drawn only while opened, and
     # imported only then: the reel's video stack and the report's PDF library would slow every run.
@@ -221,6 +220,8 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
             render_share_panel(to_share, journal, client, public_url(), key="review.share")
 
     if not shown:
+        _read_for_page(compared, client, cache_id)
+        _draw_comparison(comparing, compared, now)
         st.info("No shots match." if results else
                 "No succeeded results yet. Results appear here when tasks succeed, and kept results stay "
                 "here after the service forgets them.")
@@ -240,13 +241,34 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     start = (page - 1) * per_page
     st.caption(f"{len(shown)} shot(s) · page {page} of {pages} · statuses, stars and comments are saved as you go.")
     on_page = shown[start:start + per_page]
-    # Every version of the page's shots asked side by side before the cards draw, not card by card.
-    fill_from_service([version for shot in on_page for version in shot.versions], client, cache_id)
+    # Every version of the page's shots (and the compared ones) asked side by side before the cards
+    # draw, not card by card.
+    _read_for_page([*compared, *(version for shot in on_page for version in shot.versions)], client, cache_id)
+    _draw_comparison(comparing, compared, now)
     for row in range(0, len(on_page), CARDS_PER_ROW):
         cols = st.columns(CARDS_PER_ROW, gap="medium")
         for col, shot in zip(cols, on_page[row:row + CARDS_PER_ROW], strict=False):
             with col:
                 card(journal, shot, now, tz, client, cache_id)
+
+
+def _read_for_page(results: list[Result], client: Client | None, cache_id: str) -> None:
+    """What the page's versions show from the service, side by side and within one wait: the stored
+    prompts of those made elsewhere, and the ledger's lines (their cost: one request for the page)."""
+    results = list({r.task_id: r for r in results}.values())
+    if not results:
+        return
+    asked_at = ask_charges(results, client, cache_id)
+    fill_from_service(results, client, cache_id)
+    fill_charges(results, client, cache_id, asked_at)
+
+
+def _draw_comparison(comparing, compared: list[Result], now: float) -> None:
+    if comparing is None:
+        return
+    with comparing:
+        st.markdown(f"**Comparing {len(compared)} results**")
+        compare(compared, now)
 
 
 def single(client: Client | None, journal: Journal, task_id: str, now: float, tz: tzinfo) -> None:
@@ -263,16 +285,19 @@ def single(client: Client | None, journal: Journal, task_id: str, now: float, tz
     result = Result(task_id, loaded.record, journal.submission(task_id), journal.statuses(ids).get(task_id),
                     journal.ratings(ids).get(task_id, {}), journal.comments(ids).get(task_id, []),
                     journal.kept(task_id), listed=loaded.live, author=journal.authors(ids).get(task_id, ""))
+    cache_id = connection.current().cache_id
+    asked_at = ask_charges([result], client, cache_id)  # its cost, read while its prompt is
     left, right = st.columns([3, 2], gap="large")
     with left:
         version_player(result, now, 540)
     with right:
         st.subheader(task_id, anchor=False)
-        prompt_line(result, client, connection.current().cache_id)
+        prompt_line(result, client, cache_id)
         if result.record is not None:
+            fill_charges([result], client, cache_id, asked_at)
             rec = result.record
             st.caption(f"{model_as_written(rec, result.submission)} · {rec.resolution} · {rec.ratio} · "
-                       f"{length_text(rec)} · seed {rec.seed} · {cost_of(rec, result.submission)} · "
+                       f"{length_text(rec)} · seed {rec.seed} · {result.cost} · "
                        f"created {format_time(rec.created_at, tz)}")
         review_widgets(journal, result, tz)
         st.markdown(f"**Comments** ({len(result.comments)})")

@@ -25,6 +25,9 @@ STATUS_TYPES = {
 
 
 class ApiError(Exception):
+    # Counted in dailies_error_answers_total (a readiness probe's 503 is not a client's error).
+    counted = True
+
     def __init__(self, status: int, code: str, message: str, param: str = "") -> None:
         super().__init__(message)
         self.status = status

@@ -64,6 +64,7 @@ def create_app(settings: Settings, generator: Generator | None = None, start_bac
     app.include_router(upstream_callbacks.router)
     install_openapi(app)
     _install_error_handlers(app)
+    app.add_middleware(OutageAnswers)  # inside the request log (added later: outermost)
     app.add_middleware(RequestLog, enabled=settings.log_requests)
     return app
 
@@ -93,7 +94,7 @@ def _request_id(request: Request) -> str:
 def _error_response(request: Request, error: ApiError) -> JSONResponse:
     request_id = _request_id(request)
     services = getattr(request.app.state, "services", None)
-    if services is not None:
+    if services is not None and error.counted:
         services.metrics.error_answers.labels(str(error.status), error.code).inc()
     headers = {"X-Request-Id": request_id}
     if error.status == 409:
@@ -134,19 +135,50 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):
         down = dependency_down(exc)
-        if down is not None:
-            # Not a bug of ours and not the client's: a 503 that clients retry, and nothing lost
-            # (a create either committed or did not).
-            services = request.app.state.services
-            services.health.failed(down, exc)
-            log.warning("%s %s: the %s does not answer (%s)", request.method, loggable(request.url.path), down,
-                        describe(exc))
-            response = _error_response(request, dependency_unavailable({str(down): describe(exc)}))
-            response.headers["Retry-After"] = "2"
-            return response
+        if down is not None:  # OutageAnswers answers these first; kept for one raised outside it
+            return _outage_response(request, down, exc)
         log.exception("unexpected error on %s %s", request.method, loggable(request.url.path))
         return _error_response(request, ApiError(500, "InternalServiceError",
                                                  "The service failed unexpectedly; the error is logged.", ""))
+
+
+def _outage_response(request: Request, down, exc: Exception) -> JSONResponse:
+    """Not a bug of ours and not the client's: a 503 that clients retry, and nothing lost (a create
+    either committed or did not). The outage itself is logged once per state change (health.py)."""
+    request.app.state.services.health.failed(down, exc)
+    log.warning("%s %s: the %s does not answer (%s)", request.method, loggable(request.url.path), down, describe(exc))
+    response = _error_response(request, dependency_unavailable({str(down): describe(exc)}))
+    response.headers["Retry-After"] = "2"
+    return response
+
+
+class OutageAnswers:
+    """A database or bucket that does not answer becomes the 503 it is here, inside the request log,
+    rather than in the catch-all `Exception` handler: Starlette re-raises an exception after that
+    handler has answered, and uvicorn then logged every 503 of an outage as "Exception in ASGI
+    application" with its traceback (913 of them in a 24 s database stop). Anything else goes on up."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_tracked)
+        except Exception as exc:
+            down = dependency_down(exc)
+            if down is None or started:
+                raise
+            await _outage_response(Request(scope, receive), down, exc)(scope, receive, send)
 
 
 class RequestLog:

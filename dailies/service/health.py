@@ -206,17 +206,21 @@ class Health:
     def check(self, timeout: float = READINESS_TIMEOUT) -> Readiness:
         """Ask every dependency now (the readiness probe), all at once, and wait at most `timeout`
         seconds for their answers. A dependency that answers closes its breaker; one that fails or
-        does not answer in time is reported with the reason."""
+        does not answer in time is reported with the reason, and opens it."""
         deadline = time.monotonic() + timeout
         asked = {dep: breaker.probes.start() for dep, breaker in self.breakers.items()}
         problems = {}
         for dep, probe in asked.items():
+            # What the probe found is this process's view too: /readyz saying "down" while the breaker
+            # (dailies_dependency_up, claims) said up misled whoever read the metrics.
             try:
                 answer(probe, deadline - time.monotonic())
-            except NoAnswer:
+            except NoAnswer as exc:
                 problems[str(dep)] = f"no answer within {timeout:g} s"
+                self.failed(dep, exc)
             except Exception as exc:
                 problems[str(dep)] = describe(exc)
+                self.failed(dep, exc)
             else:
                 self.breakers[dep].succeeded()
         return Readiness(problems)

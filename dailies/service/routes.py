@@ -120,8 +120,10 @@ def base_url(request: Request) -> str:
 
 
 @router.get("/healthz", tags=["service"], summary="Liveness (no authentication)")
-def healthz() -> dict:
-    """The process answers. Says nothing of the database or the bucket: see /readyz."""
+async def healthz() -> dict:
+    """The process answers. Says nothing of the database or the bucket: see /readyz. On the event loop,
+    never the thread pool: requests held there by a dependency that does not answer must not make an
+    orchestrator restart a live process."""
     return {"status": "ok"}
 
 
@@ -130,7 +132,9 @@ def readyz(request: Request) -> dict:
     """200 when both answer now; 503 in the error shape naming each that does not."""
     readiness = services(request).health.check()
     if not readiness.ready:
-        raise dependency_unavailable(readiness.problems)
+        error = dependency_unavailable(readiness.problems)
+        error.counted = False  # an orchestrator's probe, not a client's request answered with an error
+        raise error
     return {"status": "ready", "database": "ok", "storage": "ok"}
 
 

@@ -97,6 +97,7 @@ class Services:
                                  billed_model=self._billed_model)
         self.workers = WorkerPool(settings, self.store, self.generator, self.storage, self.wakeups, self.health,
                                   self.metrics)
+        self.tasks.health = self.health
 
     def _task_changed(self, conn: Connection, row: Row) -> None:
         """In the transaction of every status change: its callback event, and a wake-up of the

@@ -83,8 +83,9 @@ class ResultStorage(Protocol):
         """A file on this machine with the content: the file itself, or a download into
         `scratch_dir`."""
 
-    def delete(self, task_ids: Iterable[str]) -> None:
-        """Remove every file of these tasks (missing ones are no error)."""
+    def delete(self, task_ids: Iterable[str], quick: bool = False) -> None:
+        """Remove every file of these tasks (missing ones are no error). `quick`: on a request's path,
+        with the probe's short timeouts and no retries (what fails is remembered and swept later)."""
 
     def probe(self) -> None:
         """Raise unless the storage answers now (readiness, and the breaker's probe: health.py).
@@ -124,7 +125,7 @@ class LocalStorage:
     def local_path(self, task_id: str, name: str, scratch_dir: Path) -> Path:
         return self._existing(task_id, name)
 
-    def delete(self, task_ids: Iterable[str]) -> None:
+    def delete(self, task_ids: Iterable[str], quick: bool = False) -> None:
         for task_id in task_ids:
             self.files.remove(task_id)
 

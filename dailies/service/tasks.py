@@ -29,7 +29,8 @@ from ..spec.validation import check_create_body, drop_nulls
 from . import budgets, file_deletions, rate_limits
 from .api_errors import ApiError, TryAgain, from_problems, shown, task_not_found
 from .db import TIER_RANK
-from .faults import describe
+from .faults import Dependency, describe, storage_unavailable
+from .health import Health
 from .members import Caller
 from .own_results import is_own_result_url
 from .records import build_record
@@ -61,6 +62,7 @@ class TaskService:
         self.store = store
         self.storage = storage
         self.prices = prices
+        self.health: Health | None = None  # set by Services: a DELETE's storage errors are reported there
         # A gateway's: cancel a forwarded task still queued upstream (its checkpointed state); True if done.
         self.cancel_upstream = cancel_upstream
         # The model id a task is billed as (a gateway's: the upstream region's id, priced in its
@@ -295,7 +297,7 @@ class TaskService:
         if row.status in DELETABLE:
             deleted = self.store.delete_terminal(project, task_id)
             if deleted is not None:
-                delete_files(self.store, self.storage, [task_id], self.now())
+                delete_files(self.store, self.storage, [task_id], self.now(), quick=True, health=self.health)
                 return
             row = self.get(project, task_id)
         raise _not_cancellable(row)
@@ -344,12 +346,17 @@ def _not_cancellable(row: Row) -> ApiError:
     return ApiError(409, "InvalidAction.CancelledTaskDeletion",
                     f"The task {row.id} was cancelled; its record is kept until it is purged.", "id")
 
-def delete_files(store, storage, task_ids: list[str], now: float) -> None:
+def delete_files(store, storage, task_ids: list[str], now: float, quick: bool = False,
+                 health: Health | None = None) -> None:
     """Delete the files of records just deleted; those the storage does not take now are remembered
-    and deleted by a later sweep (the record's delete stands, and is answered as done)."""
+    and deleted by a later sweep (the record's delete stands, and is answered as done). `quick` on a
+    request's path (ResultStorage.delete); a storage that does not answer is reported to `health`
+    (its breaker, and dailies_dependency_errors_total)."""
     try:
-        storage.delete(task_ids)
+        storage.delete(task_ids, quick=quick)
     except Exception as exc:
+        if health is not None and storage_unavailable(exc):
+            health.failed(Dependency.STORAGE, exc)
         log.warning("files of %d deleted task(s) not deleted yet (%s): a sweep tries again", len(task_ids),
                     describe(exc))
         try:

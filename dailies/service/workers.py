@@ -434,7 +434,7 @@ class WorkerPool:
             self.store.requeue_stale(now, self.settings.stale_after)
         purged = self.store.purge(now)
         if purged:
-            delete_files(self.store, self.storage, [row.id for row in purged], now)
+            delete_files(self.store, self.storage, [row.id for row in purged], now, health=self.health)
         self._delete_remembered_files()
 
     def _delete_remembered_files(self) -> None:
@@ -446,6 +446,8 @@ class WorkerPool:
         try:
             self.storage.delete(task_ids)
         except Exception as exc:
+            if storage_unavailable(exc):
+                self.health.failed(Dependency.STORAGE, exc)
             log.info("files of %d deleted task(s) still not deleted: %s", len(task_ids), describe(exc))
             return
         with self.store.write.begin() as conn:

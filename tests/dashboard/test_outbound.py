@@ -22,8 +22,8 @@ def team(monkeypatch):
     real = netguard.resolve
     names = {"visitor.example": PUBLIC}
     monkeypatch.setattr(netguard, "resolve",
-                        lambda host, port=None: [netguard.ipaddress.ip_address(names[host])] if host in names
-                        else real(host, port))
+                        lambda host, port=None, timeout=None: [netguard.ipaddress.ip_address(names[host])]
+                        if host in names else real(host, port, timeout))
 
 
 def test_the_operators_service_and_trusted_hosts_pass_public_hosts_pass_the_rest_is_refused(team, monkeypatch):

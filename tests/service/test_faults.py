@@ -398,7 +398,9 @@ async def test_a_handed_over_task_that_expires_here_is_cancelled_upstream_too(en
     env.clock.advance(3601)
     env.services.workers.sweep()
     assert store.get_by_id(task_id).status == TaskStatus.EXPIRED
-    assert cancelled == [{"upstream_id": "cgt-up-x", "key": "main"}]
+    # The upstream state, with when the task ended here (the sweep gives bills() that since a96bf4c).
+    assert [{k: v for k, v in state.items() if k != "ended_at"} for state in cancelled] == [
+        {"upstream_id": "cgt-up-x", "key": "main"}]
 
 
 async def test_a_capped_claim_holds_the_online_tier_only(env):
@@ -416,3 +418,87 @@ async def test_a_capped_claim_holds_the_online_tier_only(env):
     assert store.claim_next("w4", env.clock(), running_cap=1).id == flex[2]  # flex is never held
     assert store.claim_next("w5", env.clock(), running_cap=1) is None  # the online cap: one at a time
     assert store.get_by_id(online[1]).status == TaskStatus.QUEUED
+
+
+async def test_an_outage_is_answered_503_and_not_raised_again_for_the_server_to_log(env, monkeypatch):
+    """The catch-all handler answered 503, then Starlette raised the error again, and uvicorn logged
+    every 503 of an outage as "Exception in ASGI application" with its traceback. The test client
+    raises what the app raises: here, an answer."""
+    dead = OperationalError("SELECT", {}, Exception("server closed the connection unexpectedly"))
+    monkeypatch.setattr(env.services.tasks, "list", lambda *a, **k: (_ for _ in ()).throw(dead))
+    response = await env.list()
+    assert response.status_code == 503 and response.headers["Retry-After"] == "2"
+    assert response.json()["error"]["param"] == "database"
+
+
+async def test_a_failed_readiness_probe_is_what_the_metrics_say_and_no_client_error(env):
+    """/readyz said the bucket was down while dailies_dependency_up said up and no storage error was
+    counted; and every probe's 503 was counted as an error answer to a client."""
+    services = env.services
+    answers_before = metric(services, "dailies_error_answers_total", status="503", code="ServiceUnavailable") \
+        if "ServiceUnavailable" in services.metrics.exposition().decode() else 0.0
+    services.health[Dependency.STORAGE].probe = lambda: (_ for _ in ()).throw(bucket_down())
+    assert (await env.client.get("/readyz")).status_code == 503
+    assert metric(services, "dailies_dependency_up", dependency="storage") == 0
+    assert metric(services, "dailies_dependency_errors_total", dependency="storage") >= 1
+    answers_after = metric(services, "dailies_error_answers_total", status="503", code="ServiceUnavailable") \
+        if "ServiceUnavailable" in services.metrics.exposition().decode() else 0.0
+    assert answers_after == answers_before
+
+
+async def test_a_delete_asks_the_bucket_briefly_and_leaves_what_it_cannot_delete_to_the_sweep(env):
+    """A DELETE waited for the bucket with the transfer client (60 s reads, retried): one took a minute
+    against a bucket that took connections and never answered, forty held every request of the node.
+    It asks with the probe's short timeouts; what fails is remembered, counted, and swept later."""
+    from sqlalchemy import select
+
+    from dailies.service.file_deletions import files_to_delete
+
+    task_id = (await env.create(text_body())).json()["id"]
+    env.run_next()
+    asked = []
+
+    class Frozen:
+        def __init__(self, storage):
+            self.storage = storage
+
+        def delete(self, task_ids, quick=False):
+            asked.append(quick)
+            raise bucket_down()
+
+        def __getattr__(self, name):
+            return getattr(self.storage, name)
+
+    env.services.tasks.storage = Frozen(env.services.tasks.storage)
+    assert (await env.delete(task_id)).status_code == 200
+    assert asked == [True]
+    with env.services.engine.connect() as conn:
+        assert list(conn.execute(select(files_to_delete.c.task_id)).scalars()) == [task_id]
+    assert metric(env.services, "dailies_dependency_errors_total", dependency="storage") >= 1
+
+
+async def test_liveness_answers_while_every_request_thread_is_taken(env):
+    """/healthz ran in the thread pool, so requests held there by a dependency that does not answer
+    made the liveness probe fail, and an orchestrator restart a live process."""
+    import anyio
+    import anyio.to_thread
+
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    total = limiter.total_tokens
+    limiter.total_tokens = 1
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # a request's work waiting on a dependency that does not answer
+        held.set()
+        release.wait(60)
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(anyio.to_thread.run_sync, hold)  # the pool's one thread, taken
+            await anyio.to_thread.run_sync(held.wait, 30, limiter=anyio.CapacityLimiter(1))
+            with anyio.fail_after(30):
+                assert (await env.client.get("/healthz")).status_code == 200
+            release.set()
+    finally:
+        release.set()
+        limiter.total_tokens = total

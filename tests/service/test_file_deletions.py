@@ -44,7 +44,7 @@ class BucketDown:
         self.real_delete = storage.delete
 
     def __enter__(self):
-        def down(task_ids):
+        def down(task_ids, quick=False):
             raise EndpointConnectionError(endpoint_url="http://bucket.invalid")
 
         self.storage.delete = down

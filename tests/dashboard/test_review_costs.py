@@ -10,17 +10,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from pathlib import Path
 
-import httpx
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from components import charges, costs, review_panel
 from components.review_card import short_id
 from dailies.client import Client
-from dailies.generator.upstream import UpstreamGenerator, UpstreamKey
 
-from ..live_service import start_live_service, wait_until_listed
-from .test_tasks_costs import BYTEPLUS, V10, V20_WITH_VIDEO, Upstream
+from ..live_service import wait_until_listed
+from .test_tasks_costs import V10, V20_WITH_VIDEO, start_byteplus_gateway
 
 PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "views" / "review.py"
 CHARGED = {"v10": "$0.0494", "video": "$0.86"}
@@ -28,11 +26,7 @@ CHARGED = {"v10": "$0.0494", "video": "$0.86"}
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    keys = [UpstreamKey("main", "k")]
-    generator = UpstreamGenerator(BYTEPLUS, keys, transport=httpx.MockTransport(Upstream()),
-                                  poll_first=0.01, poll_max=0.05, list_interval=0.01)
-    live = start_live_service(tmp_path_factory.mktemp("byteplus-review"), workers=2, generator=generator,
-                              upstream_url=BYTEPLUS, upstream_keys=keys)
+    live = start_byteplus_gateway(tmp_path_factory.mktemp("byteplus-review"))
     yield live
     live.stop()
 

@@ -84,13 +84,17 @@ class Upstream:
         return record
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
+def start_byteplus_gateway(folder):
+    """A live BytePlus gateway in front of the scripted upstream (also tests/dashboard/test_review_costs.py's)."""
     keys = [UpstreamKey("main", "k")]
     generator = UpstreamGenerator(BYTEPLUS, keys, transport=httpx.MockTransport(Upstream()),
                                   poll_first=0.01, poll_max=0.05, list_interval=0.01)
-    live = start_live_service(tmp_path_factory.mktemp("byteplus-gateway"), workers=2, generator=generator,
-                              upstream_url=BYTEPLUS, upstream_keys=keys)
+    return start_live_service(folder, workers=2, generator=generator, upstream_url=BYTEPLUS, upstream_keys=keys)
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory):
+    live = start_byteplus_gateway(tmp_path_factory.mktemp("byteplus-gateway"))
     yield live
     live.stop()
 

@@ -65,6 +65,8 @@ T = TypeVar("T")
 # from the first to the last; a retry also starts at once when the health probe sees it back.
 RETRY_FIRST_DELAY = 0.5
 RETRY_MAX_DELAY = 5.0
+# An upload not done after this long has the bucket probed (short timeouts) beside it: see _put_watched.
+UPLOAD_PROBE_AFTER_S = 10.0
 # A gateway's task that ended here with its create sent and never answered (nor its id learned since):
 # this long after its end the upstream most likely made it, and its estimate is counted (HTTP timeout: 30 s).
 UNANSWERED_CREATE_S = 300.0
@@ -304,8 +306,30 @@ class WorkerPool:
             uploads.append((LAST_FRAME_NAME, result.last_frame_path))
         for name, path in uploads:
             self._retry(row, lost, Dependency.STORAGE,
-                        lambda name=name, path=path: self.storage.put(row.id, name, path))
+                        lambda name=name, path=path: self._put_watched(row.id, name, path))
         return LAST_FRAME_NAME if result.last_frame_path is not None else None
+
+    def _put_watched(self, task_id: str, name: str, path) -> None:
+        """`storage.put`, with the bucket probed beside it once it has taken UPLOAD_PROBE_AFTER_S: a
+        bucket that takes connections and never answers kept an upload waiting on its 60 s reads (and
+        retries) for a minute and more, while every slot went on claiming tasks it could not store. A
+        probe that fails opens the breaker now (claims pause); the upload goes on as it was."""
+        done = threading.Event()
+
+        def watch() -> None:
+            if done.wait(UPLOAD_PROBE_AFTER_S):
+                return
+            try:
+                self.storage.probe()
+            except Exception as exc:
+                if not done.is_set() and self._is_down(Dependency.STORAGE, exc):
+                    self.health.failed(Dependency.STORAGE, exc)
+
+        threading.Thread(target=watch, name="dailies-upload-watch", daemon=True).start()
+        try:
+            self.storage.put(task_id, name, path)
+        finally:
+            done.set()
 
     def _checkpoint(self, row: Row, worker_id: str, lost: threading.Event, state: dict) -> None:
         """Save a render's state with its task (retried while the database is down); a task that is

@@ -502,3 +502,42 @@ async def test_liveness_answers_while_every_request_thread_is_taken(env):
     finally:
         release.set()
         limiter.total_tokens = total
+
+
+async def test_an_upload_the_bucket_never_answers_pauses_claims_before_it_times_out(env, monkeypatch):
+    """A bucket that takes connections and never answers was noticed only when an upload's 60 s reads
+    (retried) gave up, about a minute later, while every slot went on claiming tasks it could not
+    store. The bucket is probed beside an upload that takes long; its failure opens the breaker."""
+    from dailies.service import workers as workers_module
+
+    monkeypatch.setattr(workers_module, "UPLOAD_PROBE_AFTER_S", 0.2, raising=False)
+    task_id = (await env.create(text_body())).json()["id"]
+    release = threading.Event()
+
+    class Frozen:
+        def __init__(self, storage):
+            self.storage = storage
+
+        def put(self, task_id, name, source):
+            release.wait(60)  # the upload hangs until the bucket "answers"
+            self.storage.put(task_id, name, source)
+
+        def probe(self):
+            if not release.is_set():
+                raise bucket_down()
+            self.storage.probe()
+
+        def __getattr__(self, name):
+            return getattr(self.storage, name)
+
+    use_storage(env, Frozen(env.services.workers.storage))
+    slot = threading.Thread(target=env.run_next)
+    slot.start()
+    try:
+        wait_until(lambda: not env.services.health[Dependency.STORAGE].up, "the breaker to open during the upload",
+                   timeout=30)
+        assert metric(env.services, "dailies_dependency_up", dependency="storage") == 0
+    finally:
+        release.set()
+        slot.join(60)
+    assert (await env.get(task_id)).json()["status"] == "succeeded"

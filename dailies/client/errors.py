@@ -92,9 +92,13 @@ class RequestValidationError(DailiesError):
 
     @classmethod
     def from_pydantic(cls, what: str, exc: ValidationError) -> RequestValidationError:
-        problems = exc.errors(include_url=False)
-        lines = [f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in problems]
-        return cls(f"invalid {what}: " + "; ".join(lines), problems)
+        # Worded and named as the service's `param` and message say it (`content[1].role: 'hero' is not
+        # allowed; ...`, not pydantic's `content.1.role: Input should be ...`): one rule for both.
+        from ..spec.validation import problems_from_validation_error
+
+        lines = [str(problem) if problem.path else f"(root): {problem.message}"
+                 for problem in problems_from_validation_error(exc)]
+        return cls(f"invalid {what}: " + "; ".join(lines), exc.errors(include_url=False))
 
 
 class RequestRuleError(RequestValidationError):

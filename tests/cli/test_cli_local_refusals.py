@@ -75,10 +75,10 @@ def test_an_empty_task_id_is_refused_naming_the_argument(sent, capsys, command):
 
 
 @pytest.mark.parametrize(("options", "said"), [
-    (("--page", "501"), "page_num: Input should be less than or equal to 500"),
-    (("--page", "0"), "page_num: Input should be greater than or equal to 1"),
-    (("--page-size", "0"), "page_size: Input should be greater than or equal to 1"),
-    (("--page-size", "501"), "page_size: Input should be less than or equal to 500"),
+    (("--page", "501"), "page_num: 501 is out of range: input should be less than or equal to 500"),
+    (("--page", "0"), "page_num: 0 is out of range: input should be greater than or equal to 1"),
+    (("--page-size", "0"), "page_size: 0 is out of range: input should be greater than or equal to 1"),
+    (("--page-size", "501"), "page_size: 501 is out of range: input should be less than or equal to 500"),
 ])
 def test_list_options_refused_locally_exit_2_as_create_does(sent, options, said):
     """They exited 1, the status of a service that refused or could not be reached: nothing was sent."""

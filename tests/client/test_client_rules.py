@@ -116,3 +116,23 @@ def test_nulls_in_a_body_mean_not_given_as_the_service_reads_them():
     request = coerce_create_request({"model": "seedance-1-0-pro-250528", "content": [{"type": "text", "text": "a cat"}],
                                      "output_format": None, "seed": None, "callback_url": None})
     assert request.seed is None and request.callback_url is None
+
+
+def test_a_body_the_schema_refuses_names_its_fields_as_the_service_does(make_client):
+    """Refused locally, a field was named the way pydantic writes it (`content.1.role: Input should be
+    ...`) where the service's `param` and message say `content[1].role: 'hero' is not allowed; ...`:
+    a tool matching either to its form fields could not use both. One rule words both now."""
+    from dailies.spec.validation import check_create_body
+
+    body = {"model": "doubao-seedance-2-0-260128", "content": [
+        {"type": "text", "text": "x"},
+        {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}, "role": "hero"}],
+        "tools": [{"type": "nope"}]}
+    server = ScriptedServer(created)
+    with pytest.raises(RequestValidationError) as refused:
+        make_client(server).tasks.create(body)
+    assert server.calls == 0
+    said = str(refused.value)
+    for problem in check_create_body(body).problems:  # the service's own words for this body
+        assert str(problem) in said
+    assert "content[1].role" in said and "tools[0].type" in said and "content.1" not in said

@@ -214,12 +214,12 @@ def dns(monkeypatch):
     table: dict[str, list[str]] = {}
     real = netguard.resolve
 
-    def resolve(host, port=None):
+    def resolve(host, port=None, timeout=None):
         if host in table:
             import ipaddress
 
             return [ipaddress.ip_address(a) for a in table[host]]
-        return real(host, port)
+        return real(host, port, timeout)
 
     monkeypatch.setattr(netguard, "resolve", resolve)
     return table

@@ -35,6 +35,7 @@ from dailies.spec.validation import check_create_body, drop_nulls
 
 from ._retry import RetryPolicy
 from .errors import (
+    APIResponseTooLargeError,
     APIResponseValidationError,
     MissingAPIKeyError,
     NotFoundError,
@@ -55,6 +56,10 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 _TASKS_PATH = "/contents/generations/tasks"
 # Small enough that a progress bar moves smoothly, large enough that writes stay cheap.
 DOWNLOAD_CHUNK_BYTES = 256 * 1024
+# The most of an answer read into memory (decoded, so a gzip bomb counts at its full size): the
+# service's largest, a page of 500 records, is under a megabyte; a dashboard's server reads answers
+# of services its visitors name.
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
 ProgressCallback = Callable[[int, int | None], Any]
 M = TypeVar("M", bound=BaseModel)
@@ -79,6 +84,7 @@ class ClientConfig:
     base_url: str
     timeout: httpx.Timeout | None
     policy: RetryPolicy
+    max_response_bytes: int = MAX_RESPONSE_BYTES
 
 
 def resolve_config(
@@ -88,6 +94,7 @@ def resolve_config(
     timeout: float | httpx.Timeout | None,
     max_retries: int,
     env: Mapping[str, str],
+    max_response_bytes: int = MAX_RESPONSE_BYTES,
 ) -> ClientConfig:
     """Constructor arguments first, then `ARK_API_KEY` / `ARK_BASE_URL`, then the local default."""
     env_url, env_key = environment_defaults(env)
@@ -97,11 +104,14 @@ def resolve_config(
     url = str(base_url) if base_url is not None else env_url
     if not isinstance(timeout, httpx.Timeout | None):
         timeout = httpx.Timeout(timeout)
+    if max_response_bytes < 1:
+        raise ValueError("max_response_bytes must be at least 1")
     return ClientConfig(
         api_key=key,
         base_url=normalize_base_url(url),
         timeout=timeout,
         policy=RetryPolicy(max_retries=max_retries),
+        max_response_bytes=max_response_bytes,
     )
 
 
@@ -303,6 +313,33 @@ def list_query(
         )
     except ValidationError as exc:
         raise RequestValidationError.from_pydantic("list query", exc) from None
+
+
+class BodyCollector:
+    """Gathers a streamed answer's decoded chunks, refusing it once it passes `limit` bytes."""
+
+    def __init__(self, response: httpx.Response, limit: int) -> None:
+        self.response = response
+        self.limit = limit
+        self.body = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.body += chunk
+        if len(self.body) > self.limit:
+            raise APIResponseTooLargeError(
+                f"{self.response.request.method} {loggable(self.response.request.url)} answered "
+                f"{self.response.status_code} with more than {self.limit:,} bytes; nothing was read "
+                "(max_response_bytes)",
+                request=self.response.request, status_code=self.response.status_code, limit=self.limit)
+
+    def response_read(self) -> httpx.Response:
+        """The answer as if read whole: the same status, headers and request, the collected body."""
+        source = self.response
+        # The body is already decoded: a kept Content-Encoding would have httpx decode it again.
+        headers = [(k, v) for k, v in source.headers.multi_items()
+                   if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+        return httpx.Response(source.status_code, headers=headers, content=bytes(self.body),
+                              request=source.request, extensions=source.extensions, history=source.history)
 
 
 def parse_model(response: httpx.Response, model: type[M]) -> M:

@@ -31,6 +31,8 @@ from dailies.spec.prices import Charge, Charges
 from ._base import (
     DEFAULT_TIMEOUT,
     DOWNLOAD_CHUNK_BYTES,
+    MAX_RESPONSE_BYTES,
+    BodyCollector,
     Endpoints,
     Pager,
     ProgressCallback,
@@ -166,6 +168,8 @@ class AsyncClient:
         http_client: a ready `httpx.AsyncClient`, left open by `close()` because the caller owns it.
         clock: where the client reads time and sleeps (tests pass a fake one).
         rng: source of backoff jitter, returning floats in [0, 1).
+        max_response_bytes: the most of an answer read into memory (16 MB); a larger one raises
+            `APIResponseTooLargeError` (result downloads stream to a file and are not counted).
 
     Use as an async context manager, or `await close()`.
     """
@@ -181,11 +185,13 @@ class AsyncClient:
         http_client: httpx.AsyncClient | None = None,
         clock: Clock | None = None,
         rng: Callable[[], float] | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         if http_client is not None and transport is not None:
             raise ValueError("pass transport= or http_client=, not both")
         self._config = resolve_config(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries, env=os.environ
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries, env=os.environ,
+            max_response_bytes=max_response_bytes,
         )
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(
@@ -219,7 +225,9 @@ class AsyncClient:
         attempt = 0
         while True:
             try:
-                response = await self._http.send(request, stream=stream, follow_redirects=follow_redirects)
+                response = await self._http.send(request, stream=True, follow_redirects=follow_redirects)
+                if not (stream and response.is_success):
+                    response = await self._read_capped(response)
             except httpx.TransportError as exc:
                 delay = retry_delay(attempt, self._config.policy, self._rng, self._clock.time())
                 if delay is None or retry_past_deadline(delay, self._clock.now()):
@@ -233,8 +241,6 @@ class AsyncClient:
                 delay = retry_delay(
                     attempt, self._config.policy, self._rng, self._clock.time(), response=response
                 )
-                await response.aread()
-                await response.aclose()
                 if delay is None or retry_past_deadline(delay, self._clock.now()):
                     raise status_error_for(response)
                 if attempts is not None:
@@ -243,6 +249,16 @@ class AsyncClient:
             attempt += 1
             log.info("%s %s: %s; retry %d in %.2f s", spec.method, loggable(request.url), reason, attempt, delay)
             await self._clock.asleep(delay)
+
+    async def _read_capped(self, response: httpx.Response) -> httpx.Response:
+        """The streamed answer read whole, unless it passes `max_response_bytes` (then refused)."""
+        collector = BodyCollector(response, self._config.max_response_bytes)
+        try:
+            async for chunk in response.aiter_bytes():
+                collector.add(chunk)
+        finally:
+            await response.aclose()
+        return collector.response_read()
 
     # ---- conveniences over the endpoints ----
 

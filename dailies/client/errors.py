@@ -48,6 +48,7 @@ __all__ = [
     "APIError",
     "APIConnectionError",
     "APITimeoutError",
+    "APIResponseTooLargeError",
     "APIResponseValidationError",
     "APIStatusError",
     "BadRequestError",
@@ -155,6 +156,16 @@ class APIConnectionError(APIError):
 
 class APITimeoutError(APIConnectionError):
     """The request got no response within the timeout (after the retries it was allowed)."""
+
+
+class APIResponseTooLargeError(APIError):
+    """An answer whose body passed `limit` bytes (decoded) before it ended: nothing of it is kept.
+    No service of this API answers so much; a service that does is not one to trust with memory."""
+
+    def __init__(self, message: str, *, request: httpx.Request, status_code: int, limit: int) -> None:
+        super().__init__(message, request=request)
+        self.status_code = status_code
+        self.limit = limit
 
 
 class APIResponseValidationError(APIError):

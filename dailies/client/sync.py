@@ -29,6 +29,8 @@ from dailies.spec.prices import Charge, Charges
 from ._base import (
     DEFAULT_TIMEOUT,
     DOWNLOAD_CHUNK_BYTES,
+    MAX_RESPONSE_BYTES,
+    BodyCollector,
     Endpoints,
     Pager,
     ProgressCallback,
@@ -164,6 +166,8 @@ class Client:
         http_client: a ready `httpx.Client`, left open by `close()` because the caller owns it.
         clock: where the client reads time and sleeps (tests pass a fake one).
         rng: source of backoff jitter, returning floats in [0, 1).
+        max_response_bytes: the most of an answer read into memory (16 MB); a larger one raises
+            `APIResponseTooLargeError` (result downloads stream to a file and are not counted).
 
     Use as a context manager, or call `close()`.
     """
@@ -179,11 +183,13 @@ class Client:
         http_client: httpx.Client | None = None,
         clock: Clock | None = None,
         rng: Callable[[], float] | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         if http_client is not None and transport is not None:
             raise ValueError("pass transport= or http_client=, not both")
         self._config = resolve_config(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries, env=os.environ
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries, env=os.environ,
+            max_response_bytes=max_response_bytes,
         )
         self._owns_http = http_client is None
         self._http = http_client or httpx.Client(
@@ -217,7 +223,9 @@ class Client:
         attempt = 0
         while True:
             try:
-                response = self._http.send(request, stream=stream, follow_redirects=follow_redirects)
+                response = self._http.send(request, stream=True, follow_redirects=follow_redirects)
+                if not (stream and response.is_success):
+                    response = self._read_capped(response)
             except httpx.TransportError as exc:
                 delay = retry_delay(attempt, self._config.policy, self._rng, self._clock.time())
                 if delay is None or retry_past_deadline(delay, self._clock.now()):
@@ -231,8 +239,6 @@ class Client:
                 delay = retry_delay(
                     attempt, self._config.policy, self._rng, self._clock.time(), response=response
                 )
-                response.read()
-                response.close()
                 if delay is None or retry_past_deadline(delay, self._clock.now()):
                     raise status_error_for(response)
                 if attempts is not None:
@@ -241,6 +247,16 @@ class Client:
             attempt += 1
             log.info("%s %s: %s; retry %d in %.2f s", spec.method, loggable(request.url), reason, attempt, delay)
             self._clock.sleep(delay)
+
+    def _read_capped(self, response: httpx.Response) -> httpx.Response:
+        """The streamed answer read whole, unless it passes `max_response_bytes` (then refused)."""
+        collector = BodyCollector(response, self._config.max_response_bytes)
+        try:
+            for chunk in response.iter_bytes():
+                collector.add(chunk)
+        finally:
+            response.close()
+        return collector.response_read()
 
     # ---- conveniences over the endpoints ----
 

@@ -19,6 +19,7 @@ from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
 from dailies.spec.statuses import TaskStatus
 
 from . import countdown as cd
+from . import outbound
 
 Source = Literal["url", "kept", "none"]
 
@@ -58,6 +59,7 @@ def choose(record: TaskRecord | None, kept: dict[str, KeptFile], now: float, nam
     live = None
     if record is not None and on_service:
         live = cd.playable_url(record, now) if name == VIDEO_NAME else cd.playable_last_frame_url(record, now)
+        live = outbound.browser_url(live)  # a path instead of a URL would be a file of this machine, served
     if live:
         return MediaChoice("url", url=live)
     if name in kept:

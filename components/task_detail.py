@@ -19,7 +19,7 @@ from dailies.client import APIError, Client, NotFoundError
 from dailies.journal import Journal, Submission
 from dailies.spec.models import TaskRecord, TaskRequest
 
-from . import connection, data, player, task_actions, task_callbacks
+from . import connection, data, outbound, player, task_actions, task_callbacks
 from . import countdown as cd
 from .markdown_text import markdown_text
 from .stored_requests import stored_request
@@ -122,7 +122,8 @@ def _stored_inputs(stored: TaskRequest) -> None:
         return
     for item, source in media:
         cols = st.columns([1, 4])
-        if item.type == "image_url" and source is not None and source.url:
+        # Only a link (or the service's data-URL thumbnail): a path would be a file of this machine, served.
+        if item.type == "image_url" and source is not None and outbound.browser_url(source.url, data=True):
             cols[0].image(source.url, width=96)
         where = (f"inline {source.inline.media_type}, {source.inline.bytes:,} bytes" if source and source.inline
                  else source.url if source and source.url else item.draft_task.id if item.draft_task else "")

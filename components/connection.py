@@ -6,9 +6,10 @@ Order of precedence:
    the key), restored when a session opens, so a reload, a deep link or a new tab keeps it; where
    sign-in is set up (`signin`: `st.login`), what the signed-in user saved, in any browser, instead;
 3. `ARK_BASE_URL` / `ARK_API_KEY` of the dashboard's environment (`dailies up` sets them for the
-   local service). In team mode (`DAILIES_DASHBOARD_TEAM=1`, `dailies dashboard --team`) the
-   dashboard is shared and has no key of its own: `ARK_API_KEY` is ignored, every visitor brings
-   their own key;
+   local service). The dashboard's own key goes only to the base URL it came with (`ARK_BASE_URL`, or
+   the default): a base URL saved in Settings without a key has no key. In team mode
+   (`DAILIES_DASHBOARD_TEAM=1`, `dailies dashboard --team`) the dashboard has no key of its own:
+   `ARK_API_KEY` is ignored, every visitor brings their own key;
 4. the local default base URL.
 
 Everything derived from the API or the journal is per connection: the client and the charts' cache
@@ -44,6 +45,11 @@ _CONNECTION_PREFIXES = ("settings.", "connection.")
 def team_mode() -> bool:
     """A dashboard shared by a team: no default key; each person's key is theirs alone."""
     return team_mode_in(os.environ)
+
+
+def shared() -> bool:
+    """Visitors are not the operator (team mode, or sign-in): the base URLs they save are guarded."""
+    return team_mode() or signin.configured()
 
 
 @dataclass(frozen=True)
@@ -155,11 +161,13 @@ def current() -> Connection:
         base_url, origin = typed_url, "this browser" if remembered else "Settings"
     else:
         base_url, origin = env_base_url, BASE_URL_ENV if os.environ.get(BASE_URL_ENV) else "default"
-    api_key = st.session_state.get(API_KEY_KEY) or env_key
     problem = base_url_problem(base_url)
     base_url = normalize_base_url(base_url) if problem is None else base_url.strip()
-    is_default = (not team_mode() and bool(env_key) and api_key == env_key and problem is None
-                  and base_url_problem(env_base_url) is None and base_url == normalize_base_url(env_base_url))
+    # The dashboard's own key goes to the base URL it came with and nowhere else.
+    at_env_url = problem is None and base_url_problem(env_base_url) is None and base_url == normalize_base_url(
+        env_base_url)
+    api_key = st.session_state.get(API_KEY_KEY) or (env_key if at_env_url else "")
+    is_default = not team_mode() and bool(env_key) and api_key == env_key and at_env_url
     return Connection(base_url, api_key, origin, problem, is_default)
 
 
@@ -176,7 +184,7 @@ def _start_afresh_if_changed(before: Connection) -> None:
 def save(base_url: str, api_key: str | None) -> str | None:
     """Use (and remember in this browser) a base URL and, when given, a key. Returns the client's
     reason to refuse the base URL, in which case nothing is saved."""
-    problem = base_url_problem(base_url) or (outbound.address_problem(base_url) if team_mode() else None)
+    problem = base_url_problem(base_url) or (outbound.address_problem(base_url) if shared() else None)
     if problem is not None:
         return problem
     before = current()
@@ -228,7 +236,7 @@ def _client(base_url: str, key_fingerprint: str, _api_key: str) -> Client:
     # Shared by the sessions of one connection (same key, same rights). The key itself is left out
     # of the cache key (the leading underscore): the fingerprint names it.
     return Client(base_url=base_url, api_key=_api_key, timeout=30, max_retries=2,
-                  transport=outbound.transport_for(base_url, team_mode()))
+                  transport=outbound.transport_for(base_url, shared()))
 
 
 def client() -> Client | None:
@@ -257,11 +265,19 @@ def _settings_link() -> None:
     pages.link(pages.SETTINGS, "Open Settings", icon="⚙️")
 
 
+def own_key_withheld(conn: Connection | None = None) -> bool:
+    """The dashboard has a key of its own, but not for this connection's base URL."""
+    return not (conn or current()).api_key and bool(_environment()[1])
+
+
 def no_key_message() -> str:
     if team_mode():
         kept = ("It is kept with your sign-in, in any browser, until you forget it." if signin.current_user()
                 else "It is remembered in this browser only, until you forget it.")
         return f"No API key yet. This dashboard is shared: open **Settings** and enter your own key. {kept}"
+    if own_key_withheld():
+        return (f"No API key for {current().base_url}: the dashboard's own key is used only with its own service "
+                f"({_environment()[0]}). Open **Settings** and enter a key for this address, or forget the saved one.")
     return ("No API key yet. Open **Settings** to enter the service address and key, or start "
             "everything with `dailies up`, which hands the dashboard a local key.")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import catalogs, connection, identity, signin
+from components import catalogs, connection, identity, outbound, signin
 from dailies.client import APIConnectionError, APIStatusError, AuthenticationError, Client, DailiesError
 
 st.header("Settings")
@@ -40,6 +40,8 @@ def _save() -> None:
     signed_in = signin.current_user() is not None
     st.session_state[OUTCOME_KEY] = (
         ("save", "error", f"Base URL: {problem}. Nothing was saved.") if problem
+        else ("save", "warning", "Saved, with no key for this address: the dashboard's own key goes only to its "
+              "own service. Enter your key for it.") if connection.own_key_withheld()
         else ("save", "success", "Saved with your sign-in: any browser where you sign in has it." if signed_in
               else "Saved, and remembered in this browser: reloads, links and new tabs keep it."))
 
@@ -91,7 +93,8 @@ st.caption(f"Compose offers {'both catalogs' if region is None else f'the {regio
 
 if st.button("Test connection", key="settings.test", disabled=not conn.usable):
     try:
-        with Client(base_url=conn.base_url, api_key=conn.api_key, timeout=10, max_retries=0) as probe:
+        with Client(base_url=conn.base_url, api_key=conn.api_key, timeout=10, max_retries=0,
+                    transport=outbound.transport_for(conn.base_url, connection.shared())) as probe:
             page = probe.tasks.list(page_size=1)
         st.success(f"Connected: {page.total} task(s) in the last 7 days on the default tier.")
     except AuthenticationError:

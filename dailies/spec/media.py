@@ -4,7 +4,8 @@ Images are checked with Pillow from the header only: `Image.open` reads the size
 pixels, so a 30 MB photo costs a few kilobytes of reading, and a decompression bomb (a tiny file
 that claims billions of pixels) is refused from its header before anything is decoded.
 Videos and audio are probed with PyAV (container metadata, no decoding when the container
-states its duration).
+states its duration), opened only through `open_untrusted`: the bytes choose among the accepted
+containers, never a protocol (SDP, HLS, DASH, concat) that would open sockets or other files.
 
 Each check returns a list of `Problem`s whose path is the content item (`content[1].image_url`),
 so the dashboard can show them beside the field and the service can return them as 400s.
@@ -16,14 +17,21 @@ import base64
 import binascii
 import io
 import re
+import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PIL import Image
 
 from . import limits as L
 from .problems import Problem
+
+if TYPE_CHECKING:
+    import av
 
 Source = bytes | Path
 
@@ -161,16 +169,158 @@ class MediaInfo:
     height: int | None = None
 
 
-def read_media_info(source: Source) -> MediaInfo:
-    """Duration and streams of a video or audio file via PyAV; ValueError when unreadable."""
+class MediaRefused(ValueError):
+    """Bytes that are not a video or audio of the accepted formats, or that could not be opened
+    safely; the message never holds a path."""
+
+
+# The container formats the service takes, by FFmpeg demuxer name (what format_whitelist matches):
+# FFmpeg left to choose from the bytes also takes SDP, HLS, DASH, concat lists and image sequences,
+# which open sockets, URLs and other files.
+VIDEO_FORMATS = {"mov": "MP4/MOV", "matroska": "WebM/MKV"}
+AUDIO_FORMATS = {"wav": "WAV", "mp3": "MP3", "mov": "M4A", "aac": "AAC", "flac": "FLAC", "ogg": "Ogg",
+                 "matroska": "WebM/MKA"}
+MEDIA_FORMATS = {**VIDEO_FORMATS, **AUDIO_FORMATS}
+_KINDS = {"video": VIDEO_FORMATS, "audio": AUDIO_FORMATS, "media": MEDIA_FORMATS}
+# Seconds FFmpeg may spend opening, and on each read, before it is interrupted.
+MEDIA_OPEN_TIMEOUT_S = 10.0
+# The mov demuxer indexes every sample a track declares, about 40 bytes each, before anything is
+# read: a few hundred bytes of tables can declare hundreds of millions. A 15 s file of 192 kHz PCM
+# has under 3 million.
+MEDIA_SAMPLES_MAX = 3_000_000
+# Bounds of the packet walk that finds the length of a file whose header does not state it.
+_WALK_PACKETS_MAX = 200_000
+_WALK_SECONDS_MAX = 10.0
+_OPTIONS = {
+    "protocol_whitelist": "file",  # nothing nested: no network, no other protocol
+    "enable_drefs": "0",  # the mov demuxer's references to other files (FFmpeg's default, said)
+    "probesize": "5000000",
+    "analyzeduration": "5000000",
+}
+
+
+def _sniffed(head: bytes) -> str | None:
+    """The demuxer the first bytes call for, so that FFmpeg probes nothing else; None when only
+    FFmpeg can tell (MP3 and AAC frames, ID3 tags)."""
+    if head[4:8] in (b"ftyp", b"moov", b"mdat", b"free", b"wide", b"skip", b"pnot"):
+        return "mov"
+    if head.startswith(b"\x1aE\xdf\xa3"):
+        return "matroska"
+    if head[:4] in (b"RIFF", b"RF64") and head[8:12] == b"WAVE":
+        return "wav"
+    if head.startswith(b"fLaC"):
+        return "flac"
+    if head.startswith(b"OggS"):
+        return "ogg"
+    return None
+
+
+_MP4_PARENTS = {b"moov", b"trak", b"mdia", b"minf", b"stbl", b"moof", b"traf", b"mvex", b"edts"}
+# Where each sample table keeps its sample count (bytes into the box's payload).
+_MP4_COUNTS = {b"stsz": 8, b"stz2": 8, b"trun": 4}
+
+
+def _declared_samples(read, size: int) -> int:
+    """The most samples one sample table of an MP4 declares, from its box headers (`read(offset, n)`);
+    media data is skipped, not read."""
+    most, stack = 0, [(0, size)]
+    boxes = 0
+    while stack:
+        at, end = stack.pop()
+        while at + 8 <= end:
+            boxes += 1
+            if boxes > 100_000:
+                raise MediaRefused("the file holds too many MP4 boxes")
+            head = read(at, 16)
+            if len(head) < 8:
+                break
+            length, kind = int.from_bytes(head[:4], "big"), head[4:8]
+            start = at + 8
+            if length == 1 and len(head) >= 16:
+                length, start = int.from_bytes(head[8:16], "big"), at + 16
+            elif length == 0:
+                length = end - at
+            if length < start - at:
+                break
+            if kind in _MP4_PARENTS:
+                stack.append((start, min(at + length, end)))
+            elif kind in _MP4_COUNTS:
+                field = read(start + _MP4_COUNTS[kind], 4)
+                if len(field) == 4:
+                    most = max(most, int.from_bytes(field, "big"))
+            at += length
+    return most
+
+
+def _reader(source: Source):
+    if isinstance(source, bytes):
+        return lambda at, n: source[at:at + n], nullcontext()
+    handle = open(source, "rb")  # noqa: SIM115  closed by the context returned with it
+
+    def read(at: int, n: int) -> bytes:
+        handle.seek(at)
+        return handle.read(n)
+    return read, handle
+
+
+def _named(kind: str) -> str:
+    if kind == "media":
+        return f"video: {_named('video')}; audio: {_named('audio')}"
+    return ", ".join(dict.fromkeys(_KINDS[kind].values()))
+
+
+@contextmanager
+def open_untrusted(source: Source, kind: str = "media") -> Iterator[av.container.InputContainer]:
+    """A PyAV container of bytes (or a file) Dailies did not make, opened so that they cannot make
+    FFmpeg open anything else: only the file protocol, only the demuxers of `kind` ("video",
+    "audio" or "media": `VIDEO_FORMATS`, `AUDIO_FORMATS`, both), the demuxer chosen from the first
+    bytes where they say it, a time limit on opening and on each read, and MP4 sample tables of
+    bounded size. Every place that opens such media goes through here (issue 34).
+
+    Raises MediaRefused when the source is not of those formats or cannot be opened; errors of the
+    reads that follow are FFmpeg's (av.FFmpegError)."""
     import av
 
+    formats = _KINDS[kind]
+    try:
+        read, handle = _reader(source)
+        with handle:
+            demuxer = _sniffed(read(0, 16))
+            if demuxer is not None and demuxer not in formats:
+                raise MediaRefused(f"not a media file of the accepted formats ({_named(kind)})")
+            if demuxer == "mov" and _declared_samples(read, _size_of(source)) > MEDIA_SAMPLES_MAX:
+                raise MediaRefused(f"declares more than {MEDIA_SAMPLES_MAX:,} samples in one track, more "
+                                   f"than a file of at most {L.VIDEO_DURATION_MAX:g} s holds")
+    except OSError as exc:
+        raise MediaRefused(f"not a media file that can be read: {exc.strerror or type(exc).__name__}") from exc
+    options = {**_OPTIONS, "format_whitelist": ",".join(formats)}
     stream = io.BytesIO(source) if isinstance(source, bytes) else str(source)
     try:
-        with av.open(stream) as container:
+        container = av.open(stream, format=demuxer, container_options=options,
+                            timeout=(MEDIA_OPEN_TIMEOUT_S, MEDIA_OPEN_TIMEOUT_S))
+    except av.ArgumentError as exc:  # format_whitelist's refusal (EINVAL)
+        raise MediaRefused(f"not a media file of the accepted formats ({_named(kind)})") from exc
+    except (av.FFmpegError, OSError) as exc:
+        raise MediaRefused(f"not a media file that can be read ({_named(kind)}): "
+                           f"{getattr(exc, 'strerror', None) or type(exc).__name__}") from exc
+    with container:
+        yield container
+
+
+def read_media_info(source: Source, kind: str = "media") -> MediaInfo:
+    """Duration and streams of a video or audio file via PyAV (`open_untrusted`); ValueError when
+    unreadable or not of the accepted formats."""
+    import av
+
+    try:
+        with open_untrusted(source, kind) as container:
             video = next(iter(container.streams.video), None)
             audio = next(iter(container.streams.audio), None)
-            duration = _container_duration(container, video or audio)
+            main = video or audio
+            stated = container.duration is not None or (main is not None and main.duration is not None)
+            duration = _container_duration(container, main)
+            if stated:  # else the walk that found the duration has read the packets
+                _media_data_present(container, main)
             # A stream whose codec FFmpeg does not know has no codec context (and so no size).
             codec = video.codec_context if video is not None else None
             return MediaInfo(
@@ -180,19 +330,36 @@ def read_media_info(source: Source) -> MediaInfo:
                 height=codec.height if codec is not None else None,
             )
     except av.FFmpegError as exc:
-        raise ValueError(f"not a media file that can be read: {exc}") from exc
+        raise MediaRefused(f"not a media file that can be read: {exc.strerror or type(exc).__name__}") from exc
 
 
-def _container_duration(container, stream) -> float:
+def _media_data_present(container, stream) -> None:
+    """The first packet can be read (no decoding): tables that point past the end of the file, or
+    at nothing, are refused at the check rather than found at render."""
+    if stream is None:
+        return
+    for _, packet in zip(range(8), container.demux(stream), strict=False):
+        if packet.size > 0:
+            return
+    raise MediaRefused("the file holds no media data where its tables point")
+
+
+def _container_duration(container, stream, longest: float = L.REFERENCE_VIDEOS_LONGEST_S) -> float:
     if container.duration is not None:
         return container.duration / 1_000_000  # av.time_base is microseconds
     if stream is not None and stream.duration is not None and stream.time_base is not None:
         return float(stream.duration * stream.time_base)
-    # No duration in the header: walk the packets (no decoding) to find the last timestamp.
+    # No duration in the header: walk the packets (no decoding) to find the last timestamp, no
+    # further than past `longest` (the answer is then "too long"), within a packet count and a time.
     end = 0.0
-    for packet in container.demux(stream):
+    deadline = time.monotonic() + _WALK_SECONDS_MAX
+    for count, packet in enumerate(container.demux(stream)):
         if packet.pts is not None and packet.time_base is not None:
             end = max(end, float((packet.pts + (packet.duration or 0)) * packet.time_base))
+        if end > longest:
+            break
+        if count >= _WALK_PACKETS_MAX or time.monotonic() > deadline:
+            raise MediaRefused("its length is not stated, and it is too long to find by reading")
     return end
 
 
@@ -202,6 +369,7 @@ def _check_media(source: Source, where: str, kind: str, max_bytes: int, dmin: fl
     if size > max_bytes:
         return None, [Problem(where, f"{kind} is {size / L.MB:.1f} MB; the limit is {max_bytes // L.MB} MB")]
     try:
+        # Any accepted container, so that a WAV given as a video is told it has no video stream.
         info = read_media_info(source)
     except ValueError as exc:
         return None, [Problem(where, str(exc))]

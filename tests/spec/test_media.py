@@ -7,6 +7,9 @@ import base64
 import functools
 import io
 import struct
+import subprocess
+import sys
+import textwrap
 import zlib
 from pathlib import Path
 from typing import Any
@@ -525,3 +528,164 @@ def test_an_image_is_sized_upright_and_only_the_services_formats_are_read(no_dec
         Image.new("RGB", (256, 256)).save(data, format=other)
         info, problems = check_image(data.getvalue(), "content[1].image_url")
         assert info is None and problems[0].message.startswith("not an image"), other
+
+
+# ---------- hostile media (issue 34): protocol formats, malformed containers, bombs ----------
+
+REPO = Path(__file__).resolve().parents[2]
+# A guard for a busy machine: each refusal takes milliseconds; a protocol format used to wait forever.
+REFUSED_WITHIN_S = 20.0
+
+
+def _refusal_in_thread(call) -> BaseException | None:
+    """What `call` raised, run in a thread so that one that never returns fails the test instead of
+    hanging it; None when it returned."""
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            outcome["raised"] = exc
+
+    import threading
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(REFUSED_WITHIN_S)
+    assert not thread.is_alive(), f"not refused within {REFUSED_WITHIN_S:g} s"
+    return outcome.get("raised")
+
+
+@pytest.mark.parametrize("name", ["sdp", "hls", "hls-local-file", "hls-nested-data-url", "dash", "concat",
+                                  "concat-local-file", "concat-nested-data-url", "nested-data-url"])
+@pytest.mark.parametrize("as_file", [False, True], ids=["bytes", "file"])
+def test_protocol_formats_are_refused_without_opening_a_socket(tmp_path, name, as_file):
+    from tests import hostile_media as hm
+
+    with hm.connection_counter() as counter:
+        port = hm.free_udp_port()
+        raw = hm.protocol_formats(counter.url, port)[name]
+        suffix = {"sdp": ".sdp", "dash": ".mpd"}.get(name, ".m3u8" if name.startswith("hls") else ".ffconcat")
+        source: bytes | Path = raw
+        if as_file:
+            source = tmp_path / f"input{suffix}"
+            source.write_bytes(raw)
+        udp = hm.UdpWatch(port)
+        try:
+            raised = _refusal_in_thread(lambda: read_media_info(source))
+        finally:
+            bound = udp.stop()
+        assert isinstance(raised, ValueError), raised
+        assert str(raised).startswith("not a media file"), raised
+        assert counter.connections == 0
+        assert not bound, f"UDP port {port} was bound"
+    _, problems = check_video(raw, "content[1].video_url")
+    assert [p.path for p in problems] == ["content[1].video_url"]
+
+
+def test_only_the_accepted_containers_are_opened() -> None:
+    """FFmpeg opens many more formats than the service takes (raw YUV, image sequences, ...): those
+    are refused by name, not read."""
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="yuv4mpegpipe") as container:
+        stream = container.add_stream("rawvideo", rate=8)
+        stream.width = stream.height = 64
+        stream.pix_fmt = "yuv420p"
+        for i in range(24):
+            frame = av.VideoFrame.from_ndarray(np.zeros((64, 64, 3), np.uint8), format="rgb24")
+            frame.pts = i
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    _, problems = check_video(buf.getvalue(), "v")
+    assert [p.message for p in problems] == [
+        "not a media file of the accepted formats (video: MP4/MOV, WebM/MKV; audio: WAV, MP3, M4A, AAC, FLAC, "
+        "Ogg, WebM/MKA)"]
+    with pytest.raises(media.MediaRefused, match="accepted formats"):
+        with media.open_untrusted(wav_audio(3), "video"):
+            pass
+
+
+def test_every_open_passes_the_whitelists_and_a_time_limit(monkeypatch) -> None:
+    from tests import hostile_media as hm
+
+    opens = hm.record_av_opens(monkeypatch)
+    assert check_video(mp4_video(3))[1] == []
+    assert check_audio(wav_audio(3))[1] == []
+    assert len(opens) == 2 and all(o.guarded for o in opens)
+    assert opens[0].kwargs["format"] == "mov" and opens[1].kwargs["format"] == "wav"  # nothing else probed
+    options = opens[0].kwargs["container_options"]
+    assert options["enable_drefs"] == "0"
+    assert set(options["format_whitelist"].split(",")) == {"mov", "matroska", "wav", "mp3", "aac", "flac", "ogg"}
+
+
+@pytest.mark.parametrize(("name", "fragment"), [
+    ("truncated-mp4", "not a media file that can be read"),
+    ("malformed-mp4", "no media data"),
+    ("mp4-of-hours", "lasts 18000.00 s"),
+    ("m4a-of-hours", "lasts 18000.00 s"),
+    ("mp4-of-millions-of-frames", "samples in one track"),
+    ("ftyp-only", "not a media file that can be read"),
+])
+def test_malformed_containers_and_bombs_are_refused(name, fragment) -> None:
+    from tests import hostile_media as hm
+
+    raw = hm.malformed_media()[name]
+    for check in (check_video, check_audio):
+        found: list = []
+        assert _refusal_in_thread(lambda check=check, found=found: found.extend(check(raw, "where")[1])) is None
+        assert found and found[0].path == "where"
+        assert any(fragment in p.message for p in found), found
+
+
+def test_refusing_bombs_holds_memory_bounded() -> None:
+    """An MP4 of a kilobyte declaring 20 million frames made FFmpeg index each (about 750 MB): in a
+    process of its own, the whole hostile set is refused with its peak memory barely moved."""
+    script = textwrap.dedent("""
+        from tests import hostile_media as hm
+        from dailies.spec.media import check_audio, check_image, check_video
+
+        def peaks():  # virtual and resident high-water marks, in KB
+            status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+            return int(status["VmPeak"].split()[0]), int(status["VmHWM"].split()[0])
+
+        bombs = {**hm.malformed_media(), "png": hm.png_bomb()}
+        check_video(hm.small_mp4()), check_audio(hm.small_m4a())  # PyAV's own start-up, not the bombs'
+        before = peaks()
+        for name, raw in bombs.items():
+            for check in (check_video, check_audio, check_image):
+                check(raw, name)
+        print(*before, *peaks())
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    virtual, resident, virtual_after, resident_after = map(int, done.stdout.split())
+    assert resident_after - resident < 64 * 1024, f"resident peak grew by {(resident_after - resident) // 1024} MB"
+    assert virtual_after - virtual < 128 * 1024, f"virtual peak grew by {(virtual_after - virtual) // 1024} MB"
+
+
+def _live_matroska(seconds: float, fps: int = 8) -> bytes:
+    """A Matroska written live: no duration in its header, so its length is found by reading packets."""
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="matroska", options={"live": "1"}) as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width = stream.height = 64
+        stream.pix_fmt = "yuv420p"
+        stream.options = {"preset": "ultrafast"}
+        for i in range(round(seconds * fps)):
+            frame = av.VideoFrame.from_ndarray(np.zeros((64, 64, 3), np.uint8), format="rgb24")
+            frame.pts = i
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    return buf.getvalue()
+
+
+def test_the_walk_for_an_unstated_length_is_bounded(monkeypatch) -> None:
+    assert read_media_info(_live_matroska(3)).duration == pytest.approx(3, abs=0.2)
+    # It stops once past the longest length allowed: the answer is then "too long".
+    long = read_media_info(_live_matroska(40))
+    assert L.REFERENCE_VIDEOS_LONGEST_S < long.duration < 17
+    # And within a packet count (a time as well), beyond which the file is refused.
+    monkeypatch.setattr(media, "_WALK_PACKETS_MAX", 5)
+    with pytest.raises(ValueError, match="not stated"):
+        read_media_info(_live_matroska(3))

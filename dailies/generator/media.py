@@ -2,7 +2,9 @@
 size (centre-cropped to the output's ratio), and mono audio samples.
 
 Every decode failure becomes an `InputError` naming the content item, so a bad upload fails its
-task with a readable error instead of an internal one.
+task with a readable error instead of an internal one. Videos and audio are opened only through
+`spec.media.open_untrusted` (accepted containers, file protocol, a time limit), images only as the
+formats the spec's check takes.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import av
 import numpy as np
 from PIL import ExifTags, Image, ImageOps
 
-from ..spec.media import check_image
+from ..spec.media import IMAGE_FORMATS, MediaRefused, check_image, open_untrusted
 from ..spec.pixels import centre_crop_box
 from .inputs import InputError
 
@@ -47,7 +49,7 @@ def open_image(data: bytes | Path, where: str, cover: tuple[int, int] | None = N
     for a 720p preview were held whole, ~100 MB each, in every render slot at once."""
     refuse_problems(check_image(data, where)[1])
     try:
-        image = Image.open(io.BytesIO(data) if isinstance(data, bytes) else data)
+        image = Image.open(io.BytesIO(data) if isinstance(data, bytes) else data, formats=IMAGE_FORMATS)
         if cover is not None:
             # draft() works on the stored picture, before the EXIF rotation: a sideways photo's sides swap.
             turned = image.getexif().get(ExifTags.Base.Orientation, 1) in (5, 6, 7, 8)
@@ -84,12 +86,12 @@ class VideoClip:
         self.path = path
         self.where = where
         try:
-            with av.open(str(path)) as container:
+            with open_untrusted(path, "video") as container:
                 if not container.streams.video:
                     raise InputError(f"{where}: resource has no video stream")
                 stream = container.streams.video[0]
                 self.duration = _stream_seconds(stream, container)
-        except av.FFmpegError as exc:
+        except (av.FFmpegError, MediaRefused) as exc:
             raise InputError(f"{where}: resource is not a readable video") from exc
 
     def resampled(self, count: int, size: tuple[int, int]) -> Iterator[np.ndarray]:
@@ -99,7 +101,7 @@ class VideoClip:
             return
         step = self.duration / count if self.duration > 0 else 0.0
         try:
-            with av.open(str(self.path)) as container:
+            with open_untrusted(self.path, "video") as container:
                 stream = container.streams.video[0]
                 stream.thread_type = "AUTO"
                 decoded = container.decode(stream)
@@ -116,7 +118,7 @@ class VideoClip:
                     if converted is None:
                         converted = _frame_to_rgb(current, size)
                     yield converted
-        except av.FFmpegError as exc:
+        except (av.FFmpegError, MediaRefused) as exc:
             raise InputError(f"{self.where}: resource is not a readable video") from exc
 
 
@@ -154,7 +156,7 @@ def load_audio(path: Path, where: str, rate: int, max_samples: int) -> np.ndarra
     chunks: list[np.ndarray] = []
     total = 0
     try:
-        with av.open(str(path)) as container:
+        with open_untrusted(path, "audio") as container:
             if not container.streams.audio:
                 raise InputError(f"{where}: resource has no audio stream")
             resampler = av.AudioResampler(format="flt", layout="mono", rate=rate)
@@ -167,7 +169,7 @@ def load_audio(path: Path, where: str, rate: int, max_samples: int) -> np.ndarra
             else:
                 for mono in resampler.resample(None):
                     chunks.append(mono.to_ndarray().reshape(-1))
-    except av.FFmpegError as exc:
+    except (av.FFmpegError, MediaRefused) as exc:
         raise InputError(f"{where}: resource is not a readable audio file") from exc
     samples = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
     if samples.size == 0:

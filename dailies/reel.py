@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
@@ -40,6 +41,7 @@ from .generator.audio import AUDIO_RATE
 from .generator.encode import Mp4Writer, yuv420_from_rgb, yuv420_planes
 from .generator.overlays import Overlay
 from .generator.typography import fit, load_font, needs_cjk
+from .spec.media import MediaRefused, open_untrusted
 
 DEFAULT_SIZE = (1280, 720)
 DEFAULT_FPS = 24
@@ -115,7 +117,7 @@ def _probe(shot: ReelShot) -> _Probe:
     if not Path(shot.path).is_file():
         raise ValueError(f"shot {shot.title}: no video file at {shot.path}")
     try:
-        with av.open(str(shot.path)) as container:
+        with open_untrusted(Path(shot.path), "video") as container:
             if not container.streams.video:
                 raise ValueError(f"shot {shot.title}: {shot.path} has no video stream")
             stream = container.streams.video[0]
@@ -126,7 +128,7 @@ def _probe(shot: ReelShot) -> _Probe:
             else:
                 duration = 0.0
             return _Probe(duration, bool(container.streams.audio))
-    except av.FFmpegError as exc:
+    except (av.FFmpegError, MediaRefused) as exc:
         raise ValueError(f"shot {shot.title}: cannot read {shot.path}: {exc}") from exc
 
 
@@ -339,11 +341,12 @@ def _add_shot(reel: _Reel, shot: ReelShot, canvas: _Canvas, burn_in: _BurnIn | N
         reel.add_frame(frame)
         flush_audio(reel.sample_at(reel.frames))
 
+    opened = ExitStack()
     try:
-        container = av.open(str(shot.path))
-    except av.FFmpegError as exc:
+        container = opened.enter_context(open_untrusted(Path(shot.path), "video"))
+    except MediaRefused as exc:
         raise ValueError(f"shot {shot.title}: cannot read {shot.path}: {exc}") from exc
-    with container:
+    with opened:
         video = container.streams.video[0]
         video.thread_type = "AUTO"
         audio = container.streams.audio[0] if container.streams.audio else None
@@ -452,7 +455,7 @@ def make_reel(shots: Sequence[ReelShot], out: Path, *, size: tuple[int, int] = D
 
 def reel_duration(path: Path) -> float:
     """A written reel's duration in seconds (its video stream's frames / rate)."""
-    with av.open(str(path)) as container:
+    with open_untrusted(Path(path), "video") as container:
         stream = container.streams.video[0]
         frames = stream.frames
         rate = stream.average_rate or Fraction(DEFAULT_FPS)

@@ -1,8 +1,10 @@
 """A team dashboard with sign-in (OIDC, `st.login`) against a fake provider (tests/browser/oidc_provider.py),
 in headless Chromium: every page asks for sign-in first; alice signs in and enters her key in Settings;
 a fresh browser where alice signs in has her key without entering it again; bob, signed in, has no key;
-signing out ends the session's key; "Forget this key" removes it from alice's record. The key is kept
-on the server with the (hashed) identity, never in a browser cookie. Screenshots: signin-*.png.
+signing out ends the session's key; "Forget this key" removes it from alice's record; mallory, whose
+account the provider accepts but the dashboard's allow-list (DAILIES_SIGNIN_ALLOWED_DOMAINS) does not
+name, is told so and gets nothing else. The key is kept on the server with the (hashed) identity, never
+in a browser cookie. Screenshots: signin-*.png.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from dailies.service import keys as key_store
 
 from .conftest import running_product
 from .oidc_provider import FakeProvider
-from .ui import open_page, screenshot, settle
+from .ui import open_page, screenshot, settle, until_quiet
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-USERS = {"alice": {"sub": "alice-0001", "name": "Alice Archer", "email": "alice@example.com"},
-         "bob": {"sub": "bob-0002", "name": "Bob Baker", "email": "bob@example.com"}}
+USERS = {"alice": {"sub": "alice-0001", "name": "Alice Archer", "email": "alice@example.com", "email_verified": True},
+         "bob": {"sub": "bob-0002", "name": "Bob Baker", "email": "bob@example.com"},
+         "mallory": {"sub": "mallory-0003", "name": "Mallory", "email": "mallory@elsewhere.test"}}
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +36,10 @@ def signed(tmp_path_factory, chromium_path):
         # The dashboard runs in the data directory: Streamlit reads ./.streamlit/secrets.toml there.
         (data_dir / ".streamlit").mkdir()
         (data_dir / ".streamlit" / "secrets.toml").write_text(provider.secrets_toml())
-        with running_product(data_dir, "--team") as product:
-            yield product, provider, key
+        with pytest.MonkeyPatch.context() as env:  # the dashboard inherits it: alice and bob, not mallory
+            env.setenv("DAILIES_SIGNIN_ALLOWED_DOMAINS", "example.com")
+            with running_product(data_dir, "--team") as product:
+                yield product, provider, key
 
 
 def fresh_tab(browser):
@@ -127,6 +132,23 @@ def test_a_signed_in_users_key_follows_them_and_nobody_else(browser, signed):
         open_page(other_tab, product, "/tasks")
         other_tab.get_by_text("No API key yet", exact=False).wait_for()
         assert provider.token_requests == 4
+
+        # Mallory: the provider accepts her, the allow-list does not. Nothing but the reason and Sign out.
+        fourth, mallory_tab = fresh_tab(browser)
+        contexts.append(fourth)
+        provider.signing_in_as = "mallory"
+        mallory_tab.goto(product.ui_url + "/")
+        mallory_tab.get_by_role("button", name="Sign in").click()
+        mallory_tab.get_by_text("The account mallory@elsewhere.test is not allowed", exact=False).wait_for()
+        for path in ("/tasks", "/settings"):
+            mallory_tab.goto(product.ui_url + path)
+            mallory_tab.get_by_text("is not allowed on this dashboard", exact=False).wait_for()
+            until_quiet(mallory_tab)  # no page list to wait for: there is none
+            assert mallory_tab.locator("[data-testid=stSidebarNav]").count() == 0
+            assert "No API key yet" not in body(mallory_tab) and "Base URL" not in body(mallory_tab)
+        screenshot(mallory_tab, "signin-06-not-allowed")
+        mallory_tab.get_by_role("button", name="Sign out").click()
+        mallory_tab.get_by_role("button", name="Sign in").wait_for()
     finally:
         for context in contexts:
             context.close()

@@ -92,13 +92,13 @@ def test_a_share_links_guest_is_not_asked_to_sign_in():
 
         from components import signin
 
-        real = signin.configured, signin.current_user
-        signin.configured = lambda: True  # as with an [auth] section in secrets.toml
+        real = signin.setup, signin.current_user
+        signin.setup = lambda: signin.Setup(True)  # as with an [auth] section and an allow-list
         signin.current_user = lambda: None  # nobody signed in
         try:
             signin.require()
         finally:  # this process runs other tests' pages next
-            signin.configured, signin.current_user = real
+            signin.setup, signin.current_user = real
         st.write("the guest page")
 
     member = AppTest.from_function(page).run()

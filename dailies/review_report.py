@@ -221,19 +221,22 @@ def _jpeg(image: Any, width: int) -> bytes:
 
 def thumbnail_of(source: str | Path | bytes, width: int = THUMBNAIL_WIDTH_PX) -> bytes | None:
     """A JPEG `width` pixels wide of an image (PNG, JPEG, ...) or of a video's first frame (PyAV):
-    a path or the file's bytes. None when it cannot be read."""
+    a path or the file's bytes. None when it cannot be read. Kept copies came from an upstream or a
+    bucket: an image is checked from its header first (formats, no bomb), a video opened only through
+    `spec.media.open_untrusted`."""
     from PIL import Image, UnidentifiedImageError
 
-    data = source if isinstance(source, bytes) else None
+    from .spec.media import IMAGE_FORMATS, open_untrusted, read_image_info
+
+    source = source if isinstance(source, bytes) else Path(source)
     try:
-        with Image.open(io.BytesIO(data) if data is not None else Path(source)) as image:
+        read_image_info(source)
+        with Image.open(io.BytesIO(source) if isinstance(source, bytes) else source, formats=IMAGE_FORMATS) as image:
             return _jpeg(image, width)
     except (UnidentifiedImageError, OSError, ValueError):
         pass
     try:
-        import av
-
-        with av.open(io.BytesIO(data) if data is not None else str(source)) as container:
+        with open_untrusted(source, "video") as container:
             for frame in container.decode(video=0):
                 return _jpeg(frame.to_image(), width)
     except Exception:  # not a video PyAV can decode (its errors differ between versions)
@@ -354,11 +357,15 @@ def _entry_heading(entry: ReportEntry) -> str:
 
 
 def _image_size(data: bytes, width: float, height: float) -> tuple[Any, float, float] | None:
-    """The image and its size in the box (width, height in mm) keeping its aspect; None if unreadable."""
+    """The image and its size in the box (width, height in mm) keeping its aspect; None if unreadable
+    (checked from its header first: a caller's thumbnail may be any bytes)."""
     from PIL import Image
 
+    from .spec.media import IMAGE_FORMATS, read_image_info
+
     try:
-        image = Image.open(io.BytesIO(data))
+        read_image_info(data)
+        image = Image.open(io.BytesIO(data), formats=IMAGE_FORMATS)
         image.load()
     except Exception:
         return None

@@ -384,3 +384,81 @@ def test_characters_no_report_font_has_are_marked_also_with_a_cjk_font_installed
     assert "need a font this machine lacks" in text
     if cjk is not None:
         assert "灯笼 at dusk" in text
+
+
+# ---------- hostile kept copies (issue 34): refused unread, no socket, memory bounded ----------
+
+
+def _returned_in_thread(call, within: float = 20.0):
+    """`call`'s result, run in a thread so that one that never returns fails the test instead of hanging it."""
+    import threading
+
+    outcome: dict = {}
+    thread = threading.Thread(target=lambda: outcome.update(result=call()), daemon=True)
+    thread.start()
+    thread.join(within)
+    assert not thread.is_alive(), f"did not return within {within:g} s"
+    return outcome.get("result")
+
+
+@pytest.mark.parametrize("name", ["sdp", "hls", "dash", "concat", "concat-local-file", "nested-data-url",
+                                  "truncated-mp4", "mp4-of-millions-of-frames", "ftyp-only"])
+@pytest.mark.parametrize("as_file", [False, True], ids=["bytes", "file"])
+def test_a_hostile_kept_copy_has_no_thumbnail_and_opens_no_socket(tmp_path, name, as_file):
+    from tests import hostile_media as hm
+
+    with hm.connection_counter() as counter:
+        port = hm.free_udp_port()
+        raw = {**hm.protocol_formats(counter.url, port), **hm.malformed_media()}[name]
+        source = raw
+        if as_file:
+            source = tmp_path / VIDEO_NAME
+            source.write_bytes(raw)
+        udp = hm.UdpWatch(port)
+        try:
+            assert _returned_in_thread(lambda: thumbnail_of(source)) is None
+        finally:
+            assert not udp.stop(), f"UDP port {port} was bound"
+        assert counter.connections == 0
+
+
+def test_thumbnails_open_videos_guarded_and_images_as_the_check_does(tmp_path, monkeypatch):
+    from tests import hostile_media as hm
+
+    opens = hm.record_av_opens(monkeypatch)
+    assert thumbnail_of(hm.small_mp4()) is not None
+    assert opens and all(o.guarded for o in opens)
+    pcx = io.BytesIO()
+    Image.new("RGB", (640, 360), (200, 0, 0)).save(pcx, format="PCX")  # Pillow reads it; the spec does not take it
+    assert thumbnail_of(pcx.getvalue()) is None
+
+
+def test_a_pixel_bomb_between_pillows_warning_and_its_error_is_not_decoded():
+    """Pillow only warns of an image of 1 to 2 times MAX_IMAGE_PIXELS, then decodes it: a 13,000 x
+    13,000 PNG of 20 KB became half a gigabyte in the report's thumbnail. In a process of its own,
+    the thumbnail and the PDF's image are refused with the peak memory barely moved."""
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    script = textwrap.dedent("""
+        import io
+        from PIL import Image
+        from dailies.review_report import _image_size, thumbnail_of
+
+        def resident():
+            return int(dict(line.split(":", 1) for line in open("/proc/self/status"))["VmHWM"].split()[0])
+
+        bomb = io.BytesIO()
+        Image.new("1", (13_000, 13_000)).save(bomb, format="PNG")
+        before = resident()
+        print(thumbnail_of(bomb.getvalue()) is None, _image_size(bomb.getvalue(), 40, 30) is None,
+              before, resident())
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    no_thumbnail, no_image, before, after = done.stdout.split()
+    assert (no_thumbnail, no_image) == ("True", "True")
+    assert int(after) - int(before) < 64 * 1024, f"resident peak grew by {(int(after) - int(before)) // 1024} MB"

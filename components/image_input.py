@@ -208,7 +208,7 @@ def crop_preview(data: bytes, target: tuple[int, int] | None
     the pixels cannot be decoded."""
     info = media.read_image_info(data)
     width, height = info.width, info.height
-    with Image.open(io.BytesIO(data)) as img:
+    with Image.open(io.BytesIO(data), formats=media.IMAGE_FORMATS) as img:
         img.draft("RGB", PREVIEW_BOX)  # JPEGs decode at a fraction of their size: fast for big photos
         thumb = ImageOps.exif_transpose(img).convert("RGB")
     box = pixels.centre_crop_box((width, height), target) if target else None
@@ -226,9 +226,11 @@ def crop_preview(data: bytes, target: tuple[int, int] | None
 
 
 def thumbnail_data_url(data: bytes, side: int = 160) -> str | None:
-    """A small JPEG data URL of an image, for the journal's record of the inputs."""
+    """A small JPEG data URL of an image, for the journal's record of the inputs; None for bytes the
+    header check refuses (the formats the spec takes, no decompression bomb)."""
     try:
-        with Image.open(io.BytesIO(data)) as img:
+        media.read_image_info(data)
+        with Image.open(io.BytesIO(data), formats=media.IMAGE_FORMATS) as img:
             img.draft("RGB", (side, side))
             small = ImageOps.exif_transpose(img).convert("RGB")
     except (OSError, ValueError, Image.DecompressionBombError):

@@ -39,28 +39,40 @@ def default_workers() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
+REFUSE_LOOPBACK_DEPRECATED = ("dailies serve: --refuse-loopback-callbacks is deprecated and does nothing: loopback "
+                              "callbacks are refused unless --allow-loopback-callbacks is given")
 
-    from .launcher import PortTaken, check_port_free
-    from .service.app import create_app
+
+def serve_settings(args: argparse.Namespace):
+    """The Settings `dailies serve` runs with."""
     from .service.settings import Settings
-    from .service.startup import ConfigurationError, wait_for_database
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-                        filename=args.log_file)
-    settings = Settings(
+    if args.refuse_loopback_callbacks:
+        print(REFUSE_LOOPBACK_DEPRECATED, file=sys.stderr)
+    return Settings(
         data_dir=args.data_dir,
         workers=args.workers,
         public_url=args.public_url or f"http://{args.host}:{args.port}",
         allow_loopback_inputs=args.allow_loopback_inputs,
-        allow_loopback_callbacks=not args.refuse_loopback_callbacks,
+        allow_loopback_callbacks=args.allow_loopback_callbacks,
         allow_private_callbacks=args.allow_private_callbacks,
         stale_after=args.stale_after,
         database_url=args.database_url,
         storage=args.storage,
         **cli_team.upstream_settings(args),
     )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .launcher import PortTaken, check_port_free
+    from .service.app import create_app
+    from .service.startup import ConfigurationError, wait_for_database
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        filename=args.log_file)
+    settings = serve_settings(args)
     try:
         # Before anything starts: on a taken port the app's render slots claimed queued tasks, and the
         # process then failed to bind (exit 3) with renders under way.
@@ -164,8 +176,12 @@ def build_parser() -> argparse.ArgumentParser:
                             "at: base of result URLs in callbacks (default http://HOST:PORT; DAILIES_PUBLIC_URL)")
     serve.add_argument("--allow-loopback-inputs", action="store_true",
                        help="let tasks download inputs from loopback addresses (tests, local demos)")
-    serve.add_argument("--refuse-loopback-callbacks", action="store_true",
-                       help="refuse callback URLs on loopback (allowed by default for local demos)")
+    loopback = serve.add_mutually_exclusive_group()
+    loopback.add_argument("--allow-loopback-callbacks", action="store_true",
+                          help="allow callback URLs on this machine's loopback (refused by default: any member could "
+                               "probe its local ports; `dailies up` allows it for one person's machine)")
+    # The old default's opt-out, still accepted so that scripts that give it keep working.
+    loopback.add_argument("--refuse-loopback-callbacks", action="store_true", help=argparse.SUPPRESS)
     serve.add_argument("--allow-private-callbacks", action="store_true",
                        help="allow callback URLs on private networks")
     serve.add_argument("--log-file", type=Path, help="write the log (a line per request and per state change) "

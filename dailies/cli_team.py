@@ -28,7 +28,9 @@ Settings (each flag also reads its environment variable):
 
 The schema is created and upgraded by whichever process starts first. Webhook secrets and the
 URL signing secret live in the database. Result URLs are presigned GET URLs of the bucket, valid
-24 hours from success.
+24 hours from success. Callback URLs on loopback or private addresses are refused (the API node
+would otherwise POST to its own ports or network for any member); `dailies serve
+--allow-loopback-callbacks` / `--allow-private-callbacks` allow them.
 """
 
 

@@ -147,6 +147,19 @@ def stop_processes(procs: list[subprocess.Popen]) -> None:
             proc.kill()
 
 
+def serve_command(data_dir: Path, host: str, api_port: int, workers: int | None, team: bool = False) -> list[str]:
+    """The `dailies serve` that `dailies up` runs. One person's `dailies up` is the one place loopback
+    callbacks are allowed without the operator asking (a demo's receiver runs on the same machine);
+    with `--team` other people set callback URLs, and one on loopback would probe this machine's ports."""
+    command = [sys.executable, "-m", "dailies.cli", "serve", "--host", host, "--port", str(api_port),
+               "--data-dir", str(data_dir), "--log-file", str(data_dir / "service.log")]
+    if not team:
+        command.append("--allow-loopback-callbacks")
+    if workers is not None:
+        command += ["--workers", str(workers)]
+    return command
+
+
 def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1", workers: int | None = None,
            open_browser: bool = False, team: bool = False) -> int:
     try:
@@ -159,10 +172,7 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
     key = local_key(data_dir)
     api_url = f"http://{host}:{api_port}"
     env = {k: v for k, v in os.environ.items() if k != "DAILIES_API_KEYS"}
-    serve_cmd = [sys.executable, "-m", "dailies.cli", "serve", "--host", host, "--port", str(api_port),
-                 "--data-dir", str(data_dir), "--log-file", str(data_dir / "service.log")]
-    if workers is not None:
-        serve_cmd += ["--workers", str(workers)]
+    serve_cmd = serve_command(data_dir, host, api_port, workers, team)
     ui_env = dashboard_env(env, f"{api_url}/api/v3", key, data_dir, team)
     ui_cmd = streamlit_command(ui_port, host, headless=not open_browser)
     procs: list[subprocess.Popen] = []

@@ -46,6 +46,8 @@ def start_live_service(data_dir: Path, workers: int = 1, api_keys: dict[str, str
     port = free_port()
     if upstream_calls_back:
         settings["upstream_callback_url"] = f"http://127.0.0.1:{port}"
+    # Receivers, and a gateway's own address for its upstream's callbacks, are on loopback.
+    settings.setdefault("allow_loopback_callbacks", True)
     app = create_app(Settings(data_dir=data_dir, api_keys=api_keys, workers=workers,
                               public_url=f"http://127.0.0.1:{port}", log_requests=False, poll_interval=0.05,
                               **settings), generator=generator)

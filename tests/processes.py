@@ -67,8 +67,9 @@ class Serve(Process):
     def __init__(self, data_dir: Path, workers: int = 1, stale_after: float = 15.0, env: dict[str, str] | None = None,
                  api_keys: str = "", extra_args: tuple[str, ...] = ()) -> None:
         self.port = free_port()
+        # Tests' receivers listen on loopback, which `dailies serve` refuses unless allowed.
         super().__init__(["serve", "--port", str(self.port), "--data-dir", str(data_dir), "--workers", str(workers),
-                          "--stale-after", str(stale_after), *extra_args],
+                          "--stale-after", str(stale_after), "--allow-loopback-callbacks", *extra_args],
                          data_dir, f"serve-{self.port}.log", {"DAILIES_API_KEYS": api_keys, **(env or {})})
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

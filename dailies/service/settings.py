@@ -40,8 +40,9 @@ class Settings:
     # Where result URLs point when there is no request to take the host from (callbacks).
     public_url: str = "http://127.0.0.1:8000"
     endpoints: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ENDPOINTS))
-    # Loopback is allowed by default so that demos and tests on one machine work.
-    allow_loopback_callbacks: bool = True
+    # Refused by default: a callback to loopback lets any member probe the node's own ports. Only the
+    # one-machine default (`dailies up`) allows it, or an operator's `--allow-loopback-callbacks`.
+    allow_loopback_callbacks: bool = False
     allow_private_callbacks: bool = False
     allow_loopback_inputs: bool = False
     # Seconds between heartbeats of a running render; a task whose heartbeat is older than

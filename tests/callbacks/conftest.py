@@ -120,9 +120,10 @@ def open_env(tmp_path, receiver, backend):
     @asynccontextmanager
     async def _open(start_callbacks: bool = True, generator: FakeGenerator | None = None,
                     **overrides) -> AsyncIterator[CallbackEnv]:
+        # The receiver listens on loopback, which the service refuses unless allowed.
         values = dict(data_dir=tmp_path, api_keys={KEY_A: "alpha", KEY_B: "beta"}, workers=0,
                       public_url=PUBLIC_URL, callback_retry_delays=(0.05, 0.1, 0.2), callback_timeout=5.0,
-                      poll_interval=0.02, log_requests=False, **backend.settings())
+                      poll_interval=0.02, log_requests=False, allow_loopback_callbacks=True, **backend.settings())
         values.update(overrides)
         settings = Settings(**values)
         generator = generator or FakeGenerator()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from dailies.service.settings import Settings
+
 from ..service.conftest import text_body
 
 pytestmark = pytest.mark.anyio
@@ -39,10 +41,39 @@ async def test_loopback_is_refused_when_not_allowed(open_env, url):
         assert_refused(await env.create(_body(url)), "loopback")
 
 
-async def test_loopback_is_allowed_by_default(env):
-    assert env.settings.allow_loopback_callbacks is True
-    task_id = await env.create_task(env.receiver.url("/local"))
-    assert [e["status_code"] for e in await env.settled(task_id, events=1)] == [200]
+async def test_loopback_is_refused_by_default_and_delivered_when_allowed(open_env, tmp_path):
+    """Hole 4: a loopback callback let any member make the node POST to its own ports and read in the
+    log what answered. Refused unless the operator (or `dailies up`, one person's machine) allows it."""
+    default = Settings(data_dir=tmp_path).allow_loopback_callbacks
+    assert default is False
+    async with open_env(allow_loopback_callbacks=default) as env:
+        assert_refused(await env.create(_body(env.receiver.url("/local"))), "loopback")
+    async with open_env(allow_loopback_callbacks=True) as env:
+        task_id = await env.create_task(env.receiver.url("/local"))
+        assert [e["status_code"] for e in await env.settled(task_id, events=1)] == [200]
+
+
+def test_dailies_serve_refuses_loopback_callbacks_unless_asked(tmp_path, capsys):
+    from dailies.cli import build_parser, serve_settings
+
+    def settings(*flags: str):
+        return serve_settings(build_parser().parse_args(["serve", "--data-dir", str(tmp_path), *flags]))
+
+    assert settings().allow_loopback_callbacks is False
+    assert settings("--allow-loopback-callbacks").allow_loopback_callbacks is True
+    assert capsys.readouterr().err == ""
+    # The old opt-out is the default now: still accepted, with a line saying so.
+    assert settings("--refuse-loopback-callbacks").allow_loopback_callbacks is False
+    assert "--refuse-loopback-callbacks is deprecated" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        settings("--allow-loopback-callbacks", "--refuse-loopback-callbacks")
+
+
+def test_dailies_up_allows_loopback_callbacks_for_one_person_only(tmp_path):
+    from dailies.launcher import serve_command
+
+    assert "--allow-loopback-callbacks" in serve_command(tmp_path, "127.0.0.1", 8000, None)
+    assert "--allow-loopback-callbacks" not in serve_command(tmp_path, "127.0.0.1", 8000, None, team=True)
 
 
 async def test_private_is_accepted_when_allowed_but_link_local_never(open_env):

@@ -147,8 +147,9 @@ async def service_env(tmp_path, backend, generator) -> AsyncIterator[Env]:
     """The service in this process with `generator`, on `backend`, nothing in the background."""
     # From the current whole second: an S3 server checks presigned URLs against the real time.
     clock = FakeClock(float(int(time.time())))
+    # Tests' callback URLs are on loopback (a receiver, or a closed port), refused unless allowed.
     settings = Settings(data_dir=tmp_path, api_keys={KEY_A: "alpha", KEY_B: "beta"}, workers=0,
-                        clock=clock, log_requests=False, **backend.settings())
+                        clock=clock, log_requests=False, allow_loopback_callbacks=True, **backend.settings())
     app = create_app(settings, generator=generator, start_background=False)
     transport = httpx.ASGITransport(app=app)
     try:

@@ -54,7 +54,9 @@ def _keys_for(setup: str, data_dir, monkeypatch) -> tuple[dict[str, str], str, s
 async def tenants(request, tmp_path, monkeypatch):
     api_keys, mine, theirs = _keys_for(request.param, tmp_path, monkeypatch)
     clock = FakeClock()
-    settings = Settings(data_dir=tmp_path, api_keys=api_keys, workers=0, clock=clock, log_requests=True)
+    # The callback URLs here are on loopback, refused unless allowed.
+    settings = Settings(data_dir=tmp_path, api_keys=api_keys, workers=0, clock=clock, log_requests=True,
+                        allow_loopback_callbacks=True)
     app = create_app(settings, generator=FakeGenerator(), start_background=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client:
         yield TwoTenants(Env(app, client, clock, FakeGenerator(), tmp_path), mine, theirs)

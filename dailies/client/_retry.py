@@ -7,13 +7,12 @@ A retried create is safe because it carries the same Idempotency-Key (DESIGN.md 
 
 from __future__ import annotations
 
-import email.utils
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC
 
 import httpx
+
+from ..retry_after import parse_retry_after  # the product's one parser, still importable from here
 
 _RETRYABLE_STATUSES = frozenset({408, 429})
 
@@ -43,29 +42,6 @@ def is_retryable_status(status_code: int) -> bool:
     return status_code in _RETRYABLE_STATUSES or status_code >= 500
 
 
-def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:
-    """Seconds to wait according to `Retry-After` (delta-seconds or HTTP date), or None.
-
-    An HTTP date is measured against the response's own `Date` header when there is one, so a
-    client whose clock is off still waits the intended time; otherwise against `now` (Unix s).
-    """
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        target = _http_date(value)
-        if target is None:
-            return None
-        reference = _http_date(headers.get("date", "")) or now
-        seconds = target - reference
-    if not math.isfinite(seconds):
-        return None
-    return max(seconds, 0.0)
-
-
 def backoff_delay(retry_index: int, policy: RetryPolicy, rng: Callable[[], float]) -> float:
     """Full-jitter exponential backoff for the `retry_index`-th retry (0 for the first)."""
     ceiling = min(policy.backoff_cap, policy.backoff_base * 2.0 ** min(retry_index, 62))
@@ -91,18 +67,6 @@ def retry_delay(
         if asked is not None:
             return min(asked, policy.retry_after_cap)
     return backoff_delay(attempt, policy, rng)
-
-
-def _http_date(value: str) -> float | None:
-    try:
-        parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if parsed is None:
-        return None
-    if parsed.tzinfo is None:  # "-0000" means UTC without a stated zone (RFC 5322)
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
 
 
 @dataclass

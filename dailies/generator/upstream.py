@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 
 from .. import netguard
+from ..retry_after import parse_retry_after
 from ..spec import limits as L
 from ..spec.catalog import find_model, region_of_host
 from ..spec.drafts import FIELDS_A_FINAL_SETS
@@ -759,7 +760,7 @@ def _error_of(response: httpx.Response) -> tuple[str, str]:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
-    try:
-        return min(float(response.headers.get("Retry-After", "")), CREATE_BACKOFF_MAX_S)
-    except ValueError:
-        return None
+    """The upstream's wait, at most CREATE_BACKOFF_MAX_S; None (back off as usual) for no usable header.
+    A bare float() took NaN, which cooled a key for good, and a negative value, which retried at once."""
+    seconds = parse_retry_after(response.headers, time.time())
+    return None if seconds is None else min(seconds, CREATE_BACKOFF_MAX_S)

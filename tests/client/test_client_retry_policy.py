@@ -62,6 +62,43 @@ def test_retry_after(headers, expected):
     assert parse_retry_after(httpx.Headers(headers), NOW) == expected
 
 
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        # Not finite, or not a number as a header writes one: None, the caller's usual backoff.
+        ({"Retry-After": "NaN"}, None),
+        ({"Retry-After": "-nan"}, None),
+        ({"Retry-After": "inf"}, None),
+        ({"Retry-After": "-Infinity"}, None),
+        ({"Retry-After": "1e400"}, None),
+        ({"Retry-After": "1_0"}, None),
+        ({"Retry-After": "0x10"}, None),
+        ({"Retry-After": ""}, None),
+        ({"Retry-After": "7 seconds"}, None),
+        # Numbers: a sign, a fraction, an exponent; negatives are no wait; huge is left to the caller's cap.
+        ({"Retry-After": "+5"}, 5.0),
+        ({"Retry-After": "-0.5"}, 0.0),
+        ({"Retry-After": "1e308"}, 1e308),
+        ({"Retry-After": ".5"}, 0.5),
+        # Dates that are no date, or beyond any clock: None.
+        ({"Retry-After": "Tue, 32 Nov 2023 22:13:50 GMT"}, None),
+        ({"Retry-After": "Tue, 14 Nov 99999 22:13:50 GMT"}, None),
+        ({"Retry-After": "Tue, 14 Nov 2023 25:13:50 GMT"}, None),
+        # A Date header that is no date: the caller's clock.
+        ({"Retry-After": "Tue, 14 Nov 2023 22:13:50 GMT", "Date": "yesterday"}, 30.0),
+    ],
+)
+def test_retry_after_refuses_what_is_no_wait(headers, expected):
+    assert parse_retry_after(httpx.Headers(headers), NOW) == expected
+
+
+def test_the_client_and_the_gateway_share_one_parser():
+    import dailies.generator.upstream as gateway
+    import dailies.retry_after as shared
+
+    assert parse_retry_after is shared.parse_retry_after is gateway.parse_retry_after
+
+
 def _response(status: int, headers: dict[str, str] | None = None) -> httpx.Response:
     return httpx.Response(status, headers=headers)
 

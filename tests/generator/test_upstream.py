@@ -176,6 +176,63 @@ def test_a_rate_limited_key_yields_to_the_next_by_priority_until_its_wait_is_ove
     assert 4 <= clock.slept - before <= 10
 
 
+# Finding B: the gateway read Retry-After with a bare float(). Each answer here is a 429 before a create.
+DATE = "Tue, 14 Nov 2023 22:13:20 GMT"
+
+
+class BoundedTime(FakeTime):
+    """FakeTime that fails a test waiting for ever (a key cooling until NaN) instead of hanging it."""
+
+    def sleep(self, seconds: float) -> None:
+        super().sleep(seconds)
+        assert self.slept < 3600, "waited an hour of the generator's time: a wait that never ends"
+
+
+@pytest.mark.parametrize(("headers", "waits_at_least", "waits_at_most"), [
+    ({"Retry-After": "7"}, 7.0, 7.7),
+    ({"Retry-After": "-5"}, 1.0, 1.1),  # a negative wait is none: the usual backoff, not a retry at once
+    ({"Retry-After": "0"}, 1.0, 1.1),
+    ({"Retry-After": "soon"}, 1.0, 1.1),  # garbage
+    ({"Retry-After": "1_0"}, 1.0, 1.1),  # Python's float() reads it; a header does not
+    ({"Retry-After": "nan"}, 1.0, 1.1),
+    ({"Retry-After": "inf"}, 1.0, 1.1),
+    ({"Retry-After": "1e400"}, 1.0, 1.1),  # too large for a float: infinity
+    ({"Retry-After": "1e308"}, 30.0, 33.0),  # huge: capped
+    # An HTTP date, measured from the answer's own Date.
+    ({"Retry-After": "Tue, 14 Nov 2023 22:13:32 GMT", "Date": DATE}, 12.0, 13.2),
+    ({"Retry-After": "Tue, 14 Nov 2023 22:13:00 GMT", "Date": DATE}, 1.0, 1.1),  # past: no wait asked
+    ({"Retry-After": "Tue, 14 Nov 9999 22:13:00 GMT", "Date": DATE}, 30.0, 33.0),  # far: capped
+    ({"Retry-After": "Tue, 14 Nov 99999 22:13:00 GMT", "Date": DATE}, 1.0, 1.1),  # not a date
+])
+def test_the_upstreams_retry_after_is_read_with_the_products_one_parser(tmp_path, headers, waits_at_least,
+                                                                        waits_at_most):
+    clock = BoundedTime()
+    upstream = Upstream([httpx.Response(429, headers=headers), created("cgt-up-r")])
+    saved: list[dict] = []
+    render(generator(upstream, time_=clock), job(tmp_path, saved=saved), tmp_path)
+    assert len(upstream.posts) == 2 and saved[-1]["upstream_id"] == "cgt-up-r"
+    # The generator's own clock (FakeTime): what it chose to wait, never a real wait.
+    assert waits_at_least <= clock.slept <= waits_at_most, clock.slept
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "-nan", "inf", "-5"])
+def test_a_key_rate_limited_with_a_bad_retry_after_is_used_again_after_a_backoff(tmp_path, value):
+    """`Retry-After: NaN` made the key's cooling NaN: never ready again in the process."""
+    keys = (UpstreamKey("main", "sk-main"), UpstreamKey("spare", "sk-spare"))
+    clock = BoundedTime()
+    upstream = Upstream([httpx.Response(429, headers={"Retry-After": value}), created("cgt-up-a"),
+                         created("cgt-up-b")])
+    gen = generator(upstream, keys=keys, time_=clock)
+    (tmp_path / "a").mkdir()
+    render(gen, job(tmp_path / "a"), tmp_path / "a")
+    assert upstream.keys_used == ["Bearer sk-main", "Bearer sk-spare"]
+    assert 0 < gen.cooling["main"] - clock.now <= 1.0  # the usual first backoff, a number
+    clock.now += 2
+    (tmp_path / "b").mkdir()
+    render(gen, job(tmp_path / "b"), tmp_path / "b")
+    assert upstream.keys_used[-1] == "Bearer sk-main"
+
+
 def test_an_upstream_refusal_or_failure_fails_the_task_with_the_upstreams_code(tmp_path):
     upstream = Upstream([httpx.Response(400, json={"error": {"code": "InvalidParameter", "message": "bad ratio"}})])
     with pytest.raises(UpstreamFailed) as refused:

@@ -9,8 +9,9 @@ stays exactly the contract real clients expect). Same authentication and error s
 - `POST /dailies/v1/tasks/{task_id}/cancel`: cancel a task that has not started, never delete one (a
   finished task is a 409 `InvalidAction.TaskFinished`; one cancelled already is answered as done).
 - `GET /dailies/v1/tasks/{task_id}/request`: a task's stored request, its prompt and inputs (inline
-  images as thumbnails, never the data; stored_requests.py), and the member who created it. A task of
-  another project answers 404 exactly as an unknown one, as `GET /api/v3/.../tasks/{id}` does.
+  images as thumbnails, never the data; stored_requests.py), and the member who created it; made by
+  the first read and kept (shown_requests.py). A task of another project answers 404 exactly as an
+  unknown one, as `GET /api/v3/.../tasks/{id}` does.
 - `POST /dailies/v1/charges` `{"task_ids": [...]}`: the ledger's line of each of these tasks (up to a
   page, 500): reserved, settled or released, amount and currency. What a task costs, shown anywhere,
   is this line (a gateway bills in its upstream region's currency, 2.0 with a video input at its own
@@ -21,18 +22,16 @@ stays exactly the contract real clients expect). Same authentication and error s
 
 from __future__ import annotations
 
-import functools
 from datetime import date
 from decimal import Decimal
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from sqlalchemy import select
-from starlette.concurrency import run_in_threadpool
 
 from ..spec import limits as L
-from . import budgets, stored_requests
+from . import budgets, shown_requests
 from .api_errors import ApiError
 from .db import ledger
 from .http_body import read_json_body
@@ -128,22 +127,17 @@ def _charges(engine, project: str, task_ids: list[str]) -> list[dict]:
              "amount": str(Decimal(r.amount) / budgets.MICROS), "tokens": int(r.tokens)} for r in rows]
 
 
-# A stored request up to this size holds no image worth decoding: answered on the event loop.
-QUICK_REQUEST_MAX_CHARS = 64 * 1024
-
-
 @router.get("/tasks/{task_id}/request", response_model=None,
             summary="A task's stored request: prompt and inputs (inline images as thumbnails)")
-async def task_request(request: Request, task_id: str, caller: CallerOf) -> JSONResponse:
-    """Counted as a read against the key's per-minute limit, as a get is."""
+async def task_request(request: Request, task_id: str, caller: CallerOf) -> Response:
+    """Counted as a read against the key's per-minute limit, as a get is. The answer is made by the
+    first read (its images decoded once, never on the event loop) and kept (shown_requests.py)."""
     headers = await admitted(request, caller, "read")
     svc = services(request)
-    row, member = await call_service(request, _task_and_creator, svc, caller.project, task_id, reads_only=True)
-    shown = functools.partial(stored_requests.answer, row.request, task_id=row.id, model=row.model,
-                              created_at=row.created_at, created_by=member, draft_task_id=row.draft_task_id)
-    # Decoding megabytes of images takes tens of milliseconds: never on the event loop.
-    body = shown() if len(row.request) <= QUICK_REQUEST_MAX_CHARS else await run_in_threadpool(shown)
-    return JSONResponse(body, headers=headers)
+    answer = await call_service(request, _kept_answer, svc, caller.project, task_id, reads_only=True)
+    if answer is None:
+        answer = await shown_requests.made(svc.engine, svc.store.write, task_id)
+    return Response(answer, media_type="application/json", headers=headers)
 
 
 @router.get("/tasks/{task_id}/callbacks", response_model=None,
@@ -171,10 +165,9 @@ def _callback_log(svc, project: str, task_id: str) -> list[dict]:
     return svc.callbacks.log_for(task_id)
 
 
-def _task_and_creator(svc, project: str, task_id: str):
-    """The task (404 `NotFound.Task` for another project's, as for an unknown one) and the member name
-    of the key that created it, which the ledger records with every create ('' or no row: None)."""
-    row = svc.tasks.get(project, task_id)
+def _kept_answer(svc, project: str, task_id: str) -> str | None:
+    """The task's kept answer, None before its first read (404 `NotFound.Task` for another
+    project's task, as for an unknown one)."""
+    svc.tasks.get(project, task_id)
     with svc.engine.connect() as conn:
-        member = conn.execute(select(ledger.c.member).where(ledger.c.task_id == row.id)).scalar()
-    return row, member or None
+        return shown_requests.kept(conn, task_id)

@@ -33,7 +33,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from . import file_deletions, task_counts, upstream_keys  # noqa: F401 - they declare their tables in `metadata`
+from . import file_deletions, shown_requests, task_counts, upstream_keys  # noqa: F401 - they declare their tables in `metadata`
 from .db import Epoch, Writer, metadata
 
 log = logging.getLogger("dailies.schema")

@@ -51,7 +51,7 @@ from ..spec.catalog import MODELS
 from ..spec.lifetimes import oldest_kept
 from ..spec.models import ListTasksQuery
 from ..spec.statuses import ACTIVE, DELETABLE, TaskStatus
-from . import rate_limits, task_counts, upstream_pacing
+from . import rate_limits, shown_requests, task_counts, upstream_pacing
 from .db import DEFAULT_TIER_RANK, callback_attempts, callback_events, idempotency, is_postgres, ledger, tasks, writer
 
 log = logging.getLogger("dailies.tasks")
@@ -421,7 +421,8 @@ class TaskStore:
             }, tasks.c.project == project)
 
     def delete_terminal(self, project: str, task_id: str) -> Row | None:
-        """Delete the record of a succeeded, failed or expired task; returns the deleted row."""
+        """Delete the record of a succeeded, failed or expired task, and its request as shown
+        (thumbnails); returns the deleted row."""
         with self.write.begin() as conn:
             row = conn.execute(
                 delete(tasks)
@@ -429,6 +430,8 @@ class TaskStore:
                        tasks.c.status.in_(_DELETABLE))
                 .returning(*tasks.c)
             ).first()
+            if row is not None:
+                shown_requests.forget(conn, [task_id])
         if row is not None:
             log.info("task %s deleted (was %s)", task_id, row.status)
         return row
@@ -512,7 +515,8 @@ class TaskStore:
 
     def purge(self, now: float) -> list[Row]:
         """Delete records created more than 7 days ago, with their callback events and delivery
-        log (an event holds a copy of the record); returns the records so files can go too.
+        log (an event holds a copy of the record) and their requests as shown (thumbnails); returns the
+        records so files can go too.
 
         In batches of PURGE_BATCH, each its own short transaction: after days without a sweep (a
         service that was down) the backlog may be a hundred thousand rows, and one transaction
@@ -524,6 +528,7 @@ class TaskStore:
                 batch = select(tasks.c.id).where(tasks.c.created_at < cutoff).limit(PURGE_BATCH)
                 rows = conn.execute(delete(tasks).where(tasks.c.id.in_(batch)).returning(*tasks.c)).all()
                 _forget_callbacks(conn, [row.id for row in rows])
+                shown_requests.forget(conn, [row.id for row in rows])
             purged += rows
             if len(rows) < PURGE_BATCH:
                 break

@@ -17,8 +17,8 @@ The stored request is the one that was rendered (`tasks.create`): text commands 
 text as sent and also appear as the fields they set, and a final made from a draft holds the
 draft's inputs (its `draft_task_id` says which).
 
-Pure: no database, no network. Decoding a big image costs tens of milliseconds, so the route runs
-this in the thread pool when the stored request is large.
+Pure: no database, no network. Decoding a big image costs up to a second of CPU and a hundred
+megabytes or more, so the service makes each task's answer once and keeps it (shown_requests.py).
 """
 
 from __future__ import annotations
@@ -124,6 +124,10 @@ def thumbnail(raw: bytes, max_chars: int = THUMB_MAX_CHARS,
             with Image.open(io.BytesIO(raw)) as img:
                 size = img.size
                 img.draft("RGB", (max_side, max_side))  # a JPEG decodes at a fraction of its size
+                if img.mode not in ("RGB", "L"):
+                    img = img.convert("RGB")
+                # Shrunk in place before anything copies it: one full-size image in memory, not three.
+                img.thumbnail((max_side, max_side))
                 small = ImageOps.exif_transpose(img).convert("RGB")
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning):
         return None

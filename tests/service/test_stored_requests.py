@@ -4,23 +4,27 @@ thumbnails or their type and size, never the data; and the pure transformation b
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
 import os
+import threading
 import time
 
 import httpx
 import pytest
 from PIL import Image
+from sqlalchemy import select, update
 
-from dailies.service import stored_requests
+from dailies.service import shown_requests, stored_requests
 from dailies.service.app import create_app
+from dailies.service.db import tasks
 from dailies.service.members import KeyOptions
 from dailies.service.settings import Settings
 from dailies.spec.media import decode_data_url, encode_data_url
 
-from .conftest import KEY_A, KEY_B, MODEL_1_0, MODEL_1_5, Env, FakeClock, FakeGenerator, text_body
+from .conftest import KEY_A, KEY_B, MODEL_1_0, MODEL_1_5, MODEL_2_0, Env, FakeClock, FakeGenerator, text_body
 
 KEY_A2 = "key-a2"  # a second key of project alpha, without a member name
 URL = "/dailies/v1/tasks/{}/request"
@@ -221,3 +225,137 @@ async def test_reading_a_request_counts_against_the_keys_read_limit(tmp_path, ba
         task_id = (await env.create(text_body(model=MODEL_1_0), key=KEY_B)).json()["id"]
         codes = [(await stored(env, task_id, KEY_B)).status_code for _ in range(4)]
         assert codes == [200, 200, 200, 429]
+
+
+# ---------- the answer made once and kept (shown_requests.py) ----------
+
+
+@contextlib.contextmanager
+def counted_decodes(monkeypatch, pause: float = 0.0):
+    """Counts the decodes of the stored request's media (images into thumbnails, data URLs into
+    bytes) wherever they run, and how many thumbnails were being made at once at most."""
+    seen = {"thumbnails": 0, "data_urls": 0, "at_once": 0, "most_at_once": 0}
+    lock = threading.Lock()
+    thumbnail, decode_data_url = stored_requests.thumbnail, stored_requests.decode_data_url
+
+    def counted_thumbnail(*args, **kwargs):
+        with lock:
+            seen["thumbnails"] += 1
+            seen["at_once"] += 1
+            seen["most_at_once"] = max(seen["most_at_once"], seen["at_once"])
+        try:
+            time.sleep(pause)  # long enough for the makings of concurrent reads to overlap
+            return thumbnail(*args, **kwargs)
+        finally:
+            with lock:
+                seen["at_once"] -= 1
+
+    def counted_data_url(*args, **kwargs):
+        with lock:
+            seen["data_urls"] += 1
+        return decode_data_url(*args, **kwargs)
+
+    monkeypatch.setattr(stored_requests, "thumbnail", counted_thumbnail)
+    monkeypatch.setattr(stored_requests, "decode_data_url", counted_data_url)
+    yield seen
+
+
+def truncated_png() -> bytes:
+    """A PNG whose header is whole (the create's check reads only that) but whose pixels are cut off."""
+    return noise_png(400, 400)[:2000]
+
+
+def inline_body(*images: bytes) -> dict:
+    return {"model": MODEL_2_0, "content": [{"type": "text", "text": "references"}] + [
+        {"type": "image_url", "image_url": {"url": encode_data_url(png, "image/png")}, "role": "reference_image"}
+        for png in images]}
+
+
+def kept_answers(env: Env, task_id: str) -> list:
+    with env.services.engine.connect() as conn:
+        return conn.execute(select(shown_requests.shown_requests.c.task_id)
+                            .where(shown_requests.shown_requests.c.task_id == task_id)).scalars().all()
+
+
+@pytest.mark.anyio
+async def test_a_second_read_decodes_nothing_and_an_image_that_does_not_decode_is_not_tried_again(
+        tmp_path, backend, monkeypatch):
+    images = [noise_png(400, 300), noise_png(300, 500), truncated_png()]
+    async with node(tmp_path, backend) as env:
+        created = await env.create(inline_body(*images))
+        assert created.status_code == 200, created.text
+        task_id = created.json()["id"]
+        row = env.services.store.get_by_id(task_id)
+        as_made_each_time = stored_requests.answer(row.request, task_id=task_id, model=row.model,
+                                                   created_at=row.created_at, created_by="alice")
+        with counted_decodes(monkeypatch) as seen:
+            first = await stored(env, task_id)
+            assert first.status_code == 200, first.text
+            assert first.json() == as_made_each_time  # the answer's shape is unchanged
+            assert seen["thumbnails"] == 3 and seen["data_urls"] == 3
+            assert first.json()["content"][3]["image_url"] == {
+                "url": None, "inline": {"media_type": "image/png", "bytes": 2000}}
+
+            for _ in range(2):
+                again = await stored(env, task_id, KEY_A2)
+                assert again.json() == first.json()
+            assert seen["thumbnails"] == 3 and seen["data_urls"] == 3  # nothing decoded again
+
+
+@pytest.mark.anyio
+async def test_concurrent_first_reads_make_each_thumbnail_once_and_at_most_makers_at_once(
+        tmp_path, backend, monkeypatch):
+    async with node(tmp_path, backend) as env:
+        task_ids = []
+        for _ in range(4):  # more tasks than makers
+            created = await env.create(inline_body(*(noise_png(320, 320) for _ in range(2))))
+            assert created.status_code == 200, created.text
+            task_ids.append(created.json()["id"])
+        with counted_decodes(monkeypatch, pause=0.05) as seen:
+            answers = await asyncio.gather(*(stored(env, task_id) for task_id in task_ids for _ in range(4)))
+        assert [a.status_code for a in answers] == [200] * 16
+        assert seen["thumbnails"] == 8  # 4 tasks x 2 images, whatever the number of readers
+        assert 1 <= seen["most_at_once"] <= shown_requests.MAKERS
+        for i, task_id in enumerate(task_ids):
+            bodies = [a.json() for a in answers[i * 4:(i + 1) * 4]]
+            assert all(body == bodies[0] for body in bodies)
+            assert all(item["image_url"]["url"] for item in bodies[0]["content"][1:])
+            assert kept_answers(env, task_id) == [task_id]
+
+
+@pytest.mark.anyio
+async def test_an_answer_made_twice_at_once_elsewhere_is_kept_once(tmp_path, backend):
+    """Two API nodes making one task's answer at once: the second write does nothing."""
+    async with node(tmp_path, backend) as env:
+        task_id = (await env.create(inline_body(noise_png(320, 320)))).json()["id"]
+        svc = env.services
+        shown_requests.keep(svc.engine, svc.store.write, task_id, '{"made": "here"}')
+        shown_requests.keep(svc.engine, svc.store.write, task_id, '{"made": "there"}')
+        assert kept_answers(env, task_id) == [task_id]
+        assert (await stored(env, task_id)).json() == {"made": "here"}
+
+
+@pytest.mark.anyio
+async def test_deleting_or_purging_a_task_deletes_its_kept_answer(tmp_path, backend):
+    async with node(tmp_path, backend) as env:
+        deleted_id = (await env.create(inline_body(noise_png(320, 320), truncated_png()))).json()["id"]
+        purged_id = (await env.create(inline_body(noise_png(300, 300)))).json()["id"]
+        kept_id = (await env.create(inline_body(noise_png(310, 310)))).json()["id"]
+        for task_id in (deleted_id, purged_id, kept_id):
+            assert (await stored(env, task_id)).status_code == 200
+            assert kept_answers(env, task_id) == [task_id]
+
+        assert env.run_all()
+        assert (await env.delete(deleted_id)).status_code == 200
+        assert kept_answers(env, deleted_id) == []
+        # A first read still making the answer when its task is deleted keeps nothing.
+        svc = env.services
+        shown_requests.keep(svc.engine, svc.store.write, deleted_id, "{}")
+        assert kept_answers(env, deleted_id) == []
+
+        # The purge takes records created more than 7 days ago: make purged_id that old.
+        with svc.store.write.begin() as conn:
+            conn.execute(update(tasks).where(tasks.c.id == purged_id).values(created_at=tasks.c.created_at - 8 * 86400))
+        assert [r.id for r in svc.store.purge(env.clock())] == [purged_id]
+        assert kept_answers(env, purged_id) == []
+        assert kept_answers(env, kept_id) == [kept_id]

@@ -46,6 +46,23 @@ def small_mp4(seconds: float = 2.5, fps: int = 8, size: int = 64) -> bytes:
 
 
 @functools.cache
+def wide_mp4(width: int, height: int = 64, seconds: float = 2.5, fps: int = 8) -> bytes:
+    """A valid H.264 MP4 whose frames are `width` x `height` (cheap to make when short)."""
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width, stream.height = width, height
+        stream.pix_fmt = "yuv420p"
+        stream.options = {"preset": "ultrafast"}
+        for i in range(round(seconds * fps)):
+            frame = av.VideoFrame.from_ndarray(np.full((height, width, 3), i * 8 % 256, np.uint8), format="rgb24")
+            frame.pts, frame.time_base = i, Fraction(1, fps)
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    return buf.getvalue()
+
+
+@functools.cache
 def small_m4a(seconds: float = 2.5, rate: int = 8000) -> bytes:
     """A valid AAC audio in an MP4 container (an M4A) of `seconds` of a quiet tone."""
     buf = io.BytesIO()

@@ -56,6 +56,10 @@ AUDIO_DURATION_MIN = VIDEO_DURATION_MIN
 AUDIO_DURATION_MAX = VIDEO_DURATION_MAX
 REFERENCE_VIDEOS_MAX = 3
 REFERENCE_VIDEOS_TOTAL_SECONDS_MAX = 15.0
+# Not in the spec: a video's frame is held to an image's largest side, so a few bytes of codec header
+# cannot make the renderer decode frames of gigabytes; every result of this service (4k 21:9 is 4412
+# px wide) and of the real one fits.
+VIDEO_SIDE_MAX = IMAGE_SIDE_MAX
 # A video of d seconds, as the spec counts its frames (24 d + 1, the token formula's), lasts d + 1/24 s:
 # a length is held to a limit with that one frame to spare (each video's, in a total), so a 15 s result
 # of this service or the real one can be a 15 s reference.

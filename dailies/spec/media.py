@@ -378,6 +378,9 @@ def _check_media(source: Source, where: str, kind: str, max_bytes: int, dmin: fl
         problems.append(Problem(where, "the file has no video stream"))
     if kind == "audio" and not info.has_audio:
         problems.append(Problem(where, "the file has no audio stream"))
+    if kind == "video" and max(info.width or 0, info.height or 0) > L.VIDEO_SIDE_MAX:
+        problems.append(Problem(where, f"video frames are {info.width}x{info.height}; each side must be at most "
+                                       f"{L.VIDEO_SIDE_MAX} px"))
     if not dmin <= info.duration <= dmax + L.MEDIA_LENGTH_SPARE_S:
         problems.append(Problem(where, f"{kind} lasts {info.duration:.2f} s; "
                                        f"it must last {dmin:g} to {dmax:g} s"))

@@ -689,3 +689,13 @@ def test_the_walk_for_an_unstated_length_is_bounded(monkeypatch) -> None:
     monkeypatch.setattr(media, "_WALK_PACKETS_MAX", 5)
     with pytest.raises(ValueError, match="not stated"):
         read_media_info(_live_matroska(3))
+
+
+def test_a_video_whose_frames_are_larger_than_an_image_may_be_is_refused() -> None:
+    from tests.hostile_media import wide_mp4
+
+    _, problems = media.check_video(wide_mp4(6016), "content[1].video_url")
+    assert [p.path for p in problems] == ["content[1].video_url"]
+    assert "6016x64" in problems[0].message and "at most 6000 px" in problems[0].message
+    info, problems = media.check_video(wide_mp4(1472), "content[1].video_url")
+    assert problems == [] and info is not None and info.width == 1472

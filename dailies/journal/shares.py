@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from ..spec.results import VIDEO_NAME
@@ -44,6 +44,9 @@ GUEST_SUFFIX = " (guest)"
 GUEST_AUTHOR = "Guest"  # a guest who gave no name
 GUEST_COMMENTS_PER_WINDOW = 60
 GUEST_COMMENT_WINDOW_S = 600
+# Status changes, counted as comments are: a person reviewing a share comes nowhere near.
+GUEST_STATUSES_PER_WINDOW = 60
+GUEST_STATUS_WINDOW_S = 600
 
 
 def is_guest_author(author: str) -> bool:
@@ -220,7 +223,8 @@ class SharesMixin(View):
             if not row.passphrase:
                 return True
             if _passphrase_matches(row.passphrase, passphrase or ""):
-                conn.execute(table.update().where(table.c.id == share.id).values(failed_attempts=0))
+                if row.failed_attempts:  # no write for a guest who only ever typed it right
+                    conn.execute(table.update().where(table.c.id == share.id).values(failed_attempts=0))
                 return True
             failed = row.failed_attempts + 1
             if failed >= MAX_ATTEMPTS:
@@ -229,6 +233,13 @@ class SharesMixin(View):
             else:
                 conn.execute(table.update().where(table.c.id == share.id).values(failed_attempts=failed))
             return False
+
+    def _guest_status_changes(self, conn, task_ids: tuple[str, ...], since: float) -> int:
+        """Status changes by guests (any share's) of these tasks in this view's scope after `since`."""
+        table = self._table("statuses")
+        guest = or_(table.c.author == GUEST_AUTHOR, table.c.author.endswith(GUEST_SUFFIX, autoescape=True))
+        return conn.execute(select(func.count()).select_from(table).where(
+            self._visible(table), table.c.task_id.in_(list(task_ids)), table.c.at > since, guest)).scalar_one()
 
     def guest_view(self, share: Share, guest_name: str = "") -> GuestView:
         """What a guest of `share` may read and write: its tasks only, in its scope, signed
@@ -288,10 +299,22 @@ class GuestView:
                              f"{GUEST_COMMENT_WINDOW_S // 60} minutes: wait a few minutes before posting more")
         return self._view.add_comment(task_id, body, timecode=timecode, at=now)
 
-    def set_status(self, task_id: str, status: str):
+    def set_status(self, task_id: str, status: str, now: float | None = None):
+        """The version's new status, signed by the guest; None when it had it already (nothing written)."""
         if not self.share.allow_status:
             raise PermissionError("this share does not take statuses")
-        return self._view.set_status(self._check(task_id), status)
+        self._check(task_id)
+        return self._view.set_status(task_id, status, at=now, admit=self._admit_status)
+
+    def _admit_status(self, conn, when: float) -> None:
+        """As for comments: a link anyone may hold sets at most so many statuses a window, its guests
+        together. Counted in the change's transaction, the share's other status writers held off, so
+        guests at once on several dashboards cannot all pass the last free place."""
+        self._view._store.lock(conn, "share-statuses", self.share.scope, self.share.id)
+        done = self._view._guest_status_changes(conn, self.share.task_ids, when - GUEST_STATUS_WINDOW_S)
+        if done >= GUEST_STATUSES_PER_WINDOW:
+            raise ValueError(f"this share's guests have set {done} statuses in the last "
+                             f"{GUEST_STATUS_WINDOW_S // 60} minutes: wait a few minutes before setting more")
 
 
 def prompts_to_share(view, task_ids, stored_prompt=None) -> dict[str, str]:

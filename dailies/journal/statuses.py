@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +39,11 @@ class StatusChange:
 
 
 class StatusesMixin(View):
-    def set_status(self, task_id: str, status: str, at: float | None = None) -> StatusChange:
+    def set_status(self, task_id: str, status: str, at: float | None = None, *,
+                   admit: Callable[[Any, float], None] | None = None) -> StatusChange | None:
+        """Record a change of the task's status; None, and nothing written, when it already has it.
+        `admit(conn, when)` runs in the change's transaction before the write and may refuse it (raise):
+        a share's limit on its guests, counted with the other writers held off."""
         if status not in STATUSES:
             raise ValueError(f"status must be one of {', '.join(STATUSES)}")
         table = self._table("statuses")
@@ -52,11 +56,15 @@ class StatusesMixin(View):
             latest = conn.execute(select(table.c.status, table.c.at)
                                   .where(self._visible(table), table.c.task_id == task_id)
                                   .order_by(table.c.at.desc(), self._store.written(table).desc()).limit(1)).first()
+            previous = latest.status if latest is not None else PENDING
+            if status == previous:  # a history row saying nothing, and a write anyone could repeat
+                return None
             # Timed once it is this change's turn, and never before the change it follows (another
             # dashboard's clock may be ahead): the history, in time order, is the order of the changes.
             when = at if at is not None else max(time.time(), latest.at if latest is not None else 0.0)
-            change = StatusChange(task_id, status, self.author, when,
-                                  latest.status if latest is not None else PENDING)
+            if admit is not None:
+                admit(conn, when)
+            change = StatusChange(task_id, status, self.author, when, previous)
             conn.execute(self._store.upsert("statuses"),
                          [{"scope": self._writes_as, "id": uuid.uuid4().hex, **change.__dict__}])
         return change

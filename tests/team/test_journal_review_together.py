@@ -119,13 +119,15 @@ def test_each_status_change_is_from_the_one_before_it_when_reviewers_change_it_a
     import threading
 
     members = [project_view(journal, "studio", f"member-{n}") for n in range(8)]
-    start, errors = threading.Barrier(len(members)), []
+    start, errors, written = threading.Barrier(len(members)), [], []
 
     def review(view: Journal, n: int) -> None:
         try:
             start.wait()
             for i in range(12):
-                view.set_status("cgt-1", STATUSES[(n + i) % len(STATUSES)])
+                # A status the version already has (another member's, just before) writes nothing.
+                if view.set_status("cgt-1", STATUSES[(n + i) % len(STATUSES)]) is not None:
+                    written.append(n)
         except Exception as exc:  # reported below, not lost in the thread
             errors.append(exc)
 
@@ -136,9 +138,10 @@ def test_each_status_change_is_from_the_one_before_it_when_reviewers_change_it_a
         thread_.join()
     assert errors == []
     history = members[0].status_history("cgt-1")
-    assert len(history) == 8 * 12
+    assert len(history) == len(written) > 0
     before = [PENDING] + [change.status for change in history[:-1]]
     assert [change.previous for change in history] == before
+    assert all(change.status != change.previous for change in history)
     assert members[0].status_of("cgt-1") == history[-1].status
 
 

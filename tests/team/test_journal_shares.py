@@ -200,6 +200,55 @@ def test_a_shares_guests_post_a_bounded_number_of_comments_a_window(journal, mon
     assert authors == ["Ana", "Dee (guest)", "Guest", "Dee (guest)", "Guest"]
 
 
+def test_a_shares_guests_set_a_bounded_number_of_statuses_a_window(journal, monkeypatch):
+    """Hole 7: a guest allowed to set statuses wrote without limit (2,000 history rows in 1.2 s). Its
+    guests together set at most GUEST_STATUSES_PER_WINDOW in GUEST_STATUS_WINDOW_S, counted from the
+    guests' rows of the status history; members are not counted."""
+    from dailies.journal import shares
+    from dailies.journal.statuses import CHANGES_REQUESTED, REJECTED
+
+    monkeypatch.setattr(shares, "GUEST_STATUSES_PER_WINDOW", 3)
+    ana = project(journal, "studio", "Ana")
+    for task in ("cgt-1", "cgt-2"):
+        keep(ana, task)
+    share, token = ana.create_share(["cgt-1", "cgt-2"], DAY, allow_status=True, now=1000.0)
+    opened = journal.open_share(token, now=1000.0)
+    dee, eve = journal.guest_view(opened, "Dee"), journal.guest_view(opened, "")
+    ana.set_status("cgt-1", REJECTED, at=1001.0)
+    for n, (guest, task, status) in enumerate([(dee, "cgt-1", APPROVED), (eve, "cgt-2", REJECTED),
+                                               (dee, "cgt-1", CHANGES_REQUESTED)]):
+        assert guest.set_status(task, status, now=1002.0 + n) is not None
+    with pytest.raises(ValueError, match="set 3 statuses in the last 10 minutes"):
+        eve.set_status("cgt-2", APPROVED, now=1010.0)
+    ana.set_status("cgt-2", CHANGES_REQUESTED, at=1011.0)  # a member is not limited
+    assert eve.set_status("cgt-2", APPROVED, now=1002.0 + shares.GUEST_STATUS_WINDOW_S + 1) is not None
+    history = [(c.author, c.status) for c in ana.status_history("cgt-1") + ana.status_history("cgt-2")]
+    assert history == [("Ana", REJECTED), ("Dee (guest)", APPROVED), ("Dee (guest)", CHANGES_REQUESTED),
+                       ("Guest", REJECTED), ("Ana", CHANGES_REQUESTED), ("Guest", APPROVED)]
+
+
+def test_setting_the_status_a_version_has_writes_nothing(journal, monkeypatch):
+    """A status set again (or `pending` on a version never reviewed) is no change: no history row, so no
+    guest's script fills the journal with them, and none counts against the share's limit."""
+    from dailies.journal import shares
+    from dailies.journal.statuses import PENDING
+
+    monkeypatch.setattr(shares, "GUEST_STATUSES_PER_WINDOW", 2)
+    ana = project(journal, "studio", "Ana")
+    keep(ana, "cgt-1")
+    _, token = ana.create_share(["cgt-1"], DAY, allow_status=True, now=1000.0)
+    dee = journal.guest_view(journal.open_share(token, now=1000.0), "Dee")
+    assert dee.set_status("cgt-1", PENDING, now=1001.0) is None
+    assert ana.set_status("cgt-1", PENDING) is None
+    assert dee.set_status("cgt-1", APPROVED, now=1002.0) is not None
+    for n in range(50):
+        assert dee.set_status("cgt-1", APPROVED, now=1003.0 + n) is None
+        assert ana.set_status("cgt-1", APPROVED) is None
+    assert [(c.author, c.previous, c.status) for c in ana.status_history("cgt-1")] == [
+        ("Dee (guest)", PENDING, APPROVED)]
+    assert dee.set_status("cgt-1", PENDING, now=1060.0) is not None  # the second of two: still admitted
+
+
 def test_the_guest_page_plays_what_is_kept_and_survives_a_copy_gone(journal, monkeypatch, tmp_path):
     """A kept copy deleted (from the disk, or from the bucket by a lifecycle rule) while its row is
     listed: the guest page says so for that version and plays the others (it raised). A bucket's

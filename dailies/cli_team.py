@@ -156,21 +156,25 @@ def keys_in_database(args: argparse.Namespace, extra_keys: dict[str, str], optio
 
 
 def open_service_database(args: argparse.Namespace):
-    """The service's database for an operator's command (budget, spend, upstream), never a new one:
-    SQLite only when the file is there. A wrong --data-dir (or the default one, from another
-    directory) would otherwise get an empty database no service reads, and the command would
-    report success on it: a budget that is never enforced."""
+    """The service's database for an operator's command (budget, spend, upstream), never one of a
+    directory that is no service's. SQLite: the file the service made, or, before the service ever
+    started, the database of a directory `dailies keys create` has written its keys to (made here by
+    the service's own schema install, as `dailies serve` would). A wrong --data-dir (or the default
+    one, from another directory) holds neither and is refused: an empty database there, which no
+    service reads, would take a budget that is never enforced. PostgreSQL: the schema is installed
+    by whichever command or process connects first."""
     from .cli_client import CommandRefused
     from .service.db import make_engine
+    from .service.keys import KEYS_FILE
 
     url = args.database_url
     if url and not url.startswith("sqlite"):
         return make_engine(url)
     path = Path(url.removeprefix("sqlite:///")) if url else args.data_dir / "dailies.sqlite3"
-    if not path.is_file():
-        raise CommandRefused(f"{args.command}: no service database at {path}; give the --data-dir the service "
-                             "runs with (`dailies serve`/`dailies up` make the database when they first start), "
-                             "or its --database-url")
+    if not path.is_file() and not (path.parent / KEYS_FILE).is_file():
+        raise CommandRefused(f"{args.command}: no service database at {path}, and no keys beside it; give the "
+                             "--data-dir the service runs with (`dailies keys create --data-dir DIR` or the first "
+                             "start of `dailies serve`/`dailies up` prepare it), or its --database-url")
     return make_engine(path)
 
 

@@ -12,7 +12,9 @@ import httpx
 import pytest
 
 from dailies.client import Client
+from dailies.service.app import create_app
 from dailies.service.keys import load_key_options, load_keys
+from dailies.service.settings import Settings
 
 from ..live_service import start_live_service
 from .running import run
@@ -128,3 +130,52 @@ def test_a_budget_in_another_currency_replaces_the_first_only_with_force(tmp_pat
     assert "¥120.00" in run("budget", "list", "--project", "studio", "--data-dir", data)[1]
     assert run(*budget, "--amount", "20", "--currency", "USD", "--force")[0] == 0
     assert "$20.00" in run("budget", "list", "--project", "studio", "--data-dir", data)[1]
+
+
+def test_keys_budgets_and_upstream_keys_are_set_before_the_first_start(tmp_path, monkeypatch, backend):
+    """Finding A: README's order is keys, budget, then serve, but `budget set` on the directory `keys
+    create` had just written said "no service database". The service's first start then reads them."""
+    import time
+
+    from dailies.service import budgets
+
+    for name in ("DAILIES_DATABASE_URL", "DAILIES_API_KEYS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DAILIES_UPSTREAM_SECRET", run("upstream", "new-secret")[1].splitlines()[0])
+    data_dir = tmp_path / "service"
+    where = ("--database-url", backend.database_url) if backend.team else ("--data-dir", str(data_dir))
+    code, out, _ = run("keys", "create", "--project", "studio", "--name", "alice", *where)
+    assert code == 0
+    key = re.search(r"key\s+(\S+)", out).group(1)
+    assert not (data_dir / "dailies.sqlite3").exists()  # what the service's first start finds
+    for argv in (("budget", "set", "--project", "studio", "--amount", "5", "--currency", "CNY"),
+                 ("budget", "set", "--project", "studio", "--key", "alice", "--amount", "2", "--currency", "CNY"),
+                 ("upstream", "add", "--name", "main", "--key", "ark-upstream-before-the-start-01")):
+        code, _, err = run(*argv, *where)
+        assert (code, err) == (0, ""), argv
+    assert "member alice" in run("budget", "list", "--project", "studio", *where)[1]
+
+    settings = Settings(data_dir=data_dir, workers=0, log_requests=False, upstream_url="https://upstream.invalid/api/v3",
+                        **backend.settings())
+    services = create_app(settings, start_background=False).state.services
+    try:
+        assert services.api_keys.get(key) == "studio"
+        assert [k.name for k in services.generator.keys] == ["main"]
+        with services.engine.connect() as conn:
+            status = budgets.budget_status(conn, "studio", time.time())
+        assert sorted((s.member, budgets.money(s.amount, s.currency)) for s in status) == [
+            ("", "¥5.00"), ("alice", "¥2.00")]
+    finally:
+        services.stop()
+
+
+def test_a_money_command_prepares_only_a_directory_that_keys_create_wrote(tmp_path, monkeypatch):
+    """The earlier protection holds: a directory without the service's keys (a typo, another project's
+    folder) gets no database; the one `keys create` wrote does, once."""
+    monkeypatch.delenv("DAILIES_DATABASE_URL", raising=False)
+    stray = tmp_path / "elsewhere"
+    stray.mkdir()
+    (stray / "notes.txt").write_text("not a data directory")
+    code, _, err = run("budget", "list", "--project", "studio", "--data-dir", str(stray))
+    assert code == 2 and "no service database" in err and "keys create" in err
+    assert sorted(p.name for p in stray.iterdir()) == ["notes.txt"]

@@ -6,6 +6,8 @@ copy of each task's video first when the journal has none (with the client: --ba
 default ARK_BASE_URL / ARK_API_KEY), since the link plays the kept copy and outlives the 24 h result
 URLs. On a Dailies service the share belongs to the key's project (`GET /dailies/v1/me`), made by its
 member, and `--project` may only repeat it; on a service that does not say, `--project` names it.
+The link opens on --dashboard-url, else on the dashboard `dailies up` runs on the data directory, and
+`create` says when that dashboard's guest page will refuse it (no team mode, no sign-in).
 """
 
 from __future__ import annotations
@@ -155,15 +157,51 @@ def cmd_create(args: argparse.Namespace) -> int:
         if client is not None:
             client.close()
         journal.close()
-    link = share_link(args.dashboard_url, token) if args.dashboard_url else None
+    dashboard_url, notes, guests_can_open = link_dashboard(args)
+    link = share_link(dashboard_url, token) if dashboard_url else None
+    for note in notes:
+        print(note, file=sys.stderr)
     if args.json:
         print(json.dumps({"id": share.id, "token": token, "link": link, "expires_at": share.expires_at,
-                          "tasks": list(share.task_ids), "created_by": share.created_by}))
+                          "tasks": list(share.task_ids), "created_by": share.created_by,
+                          "guests_can_open": guests_can_open}))
         return 0
     print(f"share {share.id} of {len(share.task_ids)} version(s), by {share.created_by}, "
           f"until {_when(share.expires_at)}")
     print(link or f"token (shown once): {token}  (the link: <dashboard>/guest?share={token})")
     return 0
+
+
+GUESTS_NEED = ("a guest page opens shares only on a team dashboard (`dailies up --team`, `dailies dashboard --team`) "
+               "or one whose visitors sign in (README: Sign-in)")
+
+
+def link_dashboard(args: argparse.Namespace) -> tuple[str | None, list[str], bool | None]:
+    """The dashboard the link opens on (--dashboard-url / DAILIES_DASHBOARD_URL, else the one `dailies up`
+    runs on this data directory), what to tell the person making the share about it, and whether a guest
+    can open it there (None: a dashboard this command cannot see). Said now, not when the guest arrives."""
+    from urllib.parse import urlsplit
+
+    from .launcher import running_dashboard
+
+    running = running_dashboard(args.data_dir)
+    given = args.dashboard_url.rstrip("/") if args.dashboard_url else None
+    if running is None or (given is not None and given != running.url.rstrip("/")):
+        if given is None:
+            return None, [f"note: {GUESTS_NEED}; give its address (--dashboard-url, ${DASHBOARD_URL_ENV}) to "
+                          "print the whole link"], None
+        return given, [], None
+    notes = []
+    if not running.guests_can_open:
+        notes.append(f"warning: no guest can open this link yet. The dashboard at {running.url} (`dailies up` on "
+                     "this data directory) has no sign-in and is not in team mode: it gives its own key to whoever "
+                     "opens it, so its guest page refuses every share. Restart it as `dailies up --team`, or set up "
+                     "sign-in (README: Sign-in); the link then works until it expires.")
+    host = urlsplit(running.url).hostname or ""
+    if given is None and (host == "localhost" or host.startswith("127.") or host == "::1"):
+        notes.append(f"note: {running.url} reaches this machine only; for a guest elsewhere give the address they "
+                     f"reach it at (--dashboard-url, ${DASHBOARD_URL_ENV})")
+    return given or running.url, notes, running.guests_can_open
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -237,7 +275,8 @@ def register(sub, default_data_dir: Path) -> None:
     create.add_argument("--base-url", help="the service (default: $ARK_BASE_URL), to keep copies and name the scope")
     create.add_argument("--api-key", help="API key (default: $ARK_API_KEY)")
     create.add_argument("--dashboard-url", default=os.environ.get(DASHBOARD_URL_ENV) or None,
-                        help=f"the dashboard's public address, to print the whole link (${DASHBOARD_URL_ENV})")
+                        help=f"the dashboard's public address, to print the whole link (${DASHBOARD_URL_ENV}; "
+                             "default: the dashboard a `dailies up` runs on --data-dir)")
     common(create)
     create.set_defaults(func=cmd_create)
 

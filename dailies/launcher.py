@@ -10,13 +10,16 @@ For one person the dashboard gets the service's own key (ARK_API_KEY), so it wor
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import httpx
@@ -119,6 +122,76 @@ def journal_setting_warning(env: dict[str, str]) -> str | None:
     return None
 
 
+# Written by a running `dailies up` in its data directory, so that `dailies share create` there knows
+# the dashboard its links open on (its address, and whether its guest page takes shares at all).
+RUNNING_DASHBOARD_FILE = Path("dashboard") / "running.json"
+
+
+@dataclass(frozen=True)
+class RunningDashboard:
+    url: str
+    team: bool
+    sign_in: bool
+    pid: int
+
+    @property
+    def guests_can_open(self) -> bool:
+        """Whether its guest page opens a share (dashboard/views/guest.py: team mode or sign-in)."""
+        return self.team or self.sign_in
+
+
+def sign_in_configured(cwd: Path) -> bool:
+    """Whether the dashboard started in `cwd` finds an `[auth]` section in the secrets Streamlit reads
+    (~/.streamlit, the working directory's and the script's .streamlit/secrets.toml): components/signin.py."""
+    places = [Path.home() / ".streamlit", cwd / ".streamlit", dashboard_script().parent / ".streamlit"]
+    for folder in places:
+        try:
+            with open(folder / "secrets.toml", "rb") as handle:
+                if isinstance(tomllib.load(handle).get("auth"), dict):
+                    return True
+        except (OSError, tomllib.TOMLDecodeError):  # none there, or one Streamlit would not read either
+            continue
+    return False
+
+
+def record_running_dashboard(data_dir: Path, dashboard: RunningDashboard) -> None:
+    path = data_dir / RUNNING_DASHBOARD_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    partial.write_text(json.dumps(asdict(dashboard)))
+    partial.replace(path)
+
+
+def forget_running_dashboard(data_dir: Path) -> None:
+    """Remove the record, if it is this process's (another `dailies up` may have started since)."""
+    found = _read_running_dashboard(data_dir)
+    if found is not None and found.pid == os.getpid():
+        (data_dir / RUNNING_DASHBOARD_FILE).unlink(missing_ok=True)
+
+
+def running_dashboard(data_dir: Path) -> RunningDashboard | None:
+    """The dashboard a `dailies up` runs on this data directory now, or None (none, or one killed
+    before it could remove its record)."""
+    found = _read_running_dashboard(data_dir)
+    if found is None:
+        return None
+    try:
+        os.kill(found.pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # alive, another user's
+        pass
+    return found
+
+
+def _read_running_dashboard(data_dir: Path) -> RunningDashboard | None:
+    try:
+        found = json.loads((data_dir / RUNNING_DASHBOARD_FILE).read_text())
+        return RunningDashboard(str(found["url"]), bool(found["team"]), bool(found["sign_in"]), int(found["pid"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def wait_until_up(url: str, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
     """Until `url` answers 200; RuntimeError when `proc` exits first or `timeout` passes."""
     deadline = time.monotonic() + timeout
@@ -188,6 +261,8 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
         wait_until_up(f"{api_url}/healthz", procs[0], "service")
         procs.append(subprocess.Popen(ui_cmd, env=ui_env, cwd=str(data_dir)))
         wait_until_up(f"http://{host}:{ui_port}/_stcore/health", procs[1], "dashboard")
+        record_running_dashboard(data_dir, RunningDashboard(f"http://{host}:{ui_port}", team,
+                                                            sign_in_configured(data_dir), os.getpid()))
         print(f"\n  Dailies is up (data in {data_dir}).\n"
               f"  Dashboard:  http://{host}:{ui_port}\n"
               f"  API:        {api_url}/api/v3   (key {mask_key(key)}; `dailies keys --show` prints it)\n"
@@ -209,6 +284,7 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
         print(f"dailies up: {exc}", file=sys.stderr)
         return 1
     finally:
+        forget_running_dashboard(data_dir)
         stop_processes(procs)
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 import pytest
 
@@ -132,3 +133,114 @@ def test_a_key_cannot_share_into_another_project_than_its_own(data_dir, tmp_path
         assert json.loads(out)["tasks"] == ["cgt-b"]
     finally:
         service.stop()
+
+
+# ---------- Finding C: the dashboard a link opens on, said when the share is made ----------
+
+
+def _share_next_to(data_dir, *extra: str) -> tuple[int, str, str]:
+    return run("share", "create", "--task", "cgt-1", "--project", "studio", "--base-url", BASE, "--as", "Ana",
+               "--data-dir", str(data_dir), *extra)
+
+
+def test_next_to_one_persons_dailies_up_the_link_is_whole_and_said_to_open_for_no_guest(data_dir):
+    """`dailies share create` beside a local `dailies up` printed `<dashboard>/guest?share=...`, and the
+    link then opened on "not set up for guests". Now the whole link, and why no guest can open it, and
+    what to do, at once."""
+    from dailies.launcher import RunningDashboard, record_running_dashboard
+
+    record_running_dashboard(data_dir, RunningDashboard("http://127.0.0.1:8501", team=False, sign_in=False,
+                                                        pid=os.getpid()))
+    code, out, err = _share_next_to(data_dir, "--json")
+    assert code == 0, err
+    made = json.loads(out)
+    assert made["link"] == f"http://127.0.0.1:8501/guest?share={made['token']}"
+    assert made["guests_can_open"] is False
+    assert "no guest can open this link yet" in err and "dailies up --team" in err and "sign-in" in err
+    code, out, err = _share_next_to(data_dir)
+    assert code == 0 and "http://127.0.0.1:8501/guest?share=" in out and "no guest can open" in err
+    # The share itself is made: it opens once the dashboard restarts in team mode (same journal).
+    journal = journal_of(data_dir)
+    try:
+        assert journal.open_share(made["token"]).task_ids == ("cgt-1",)
+    finally:
+        journal.close()
+
+
+@pytest.mark.parametrize(("team", "sign_in"), [(True, False), (False, True)])
+def test_next_to_a_team_or_sign_in_dailies_up_the_link_opens(data_dir, team, sign_in):
+    from dailies.launcher import RunningDashboard, record_running_dashboard
+
+    record_running_dashboard(data_dir, RunningDashboard("http://127.0.0.1:8502", team, sign_in, os.getpid()))
+    code, out, err = _share_next_to(data_dir, "--json")
+    made = json.loads(out)
+    assert code == 0 and made["link"].startswith("http://127.0.0.1:8502/guest?share=") and made["guests_can_open"]
+    assert "no guest can open" not in err
+    assert "reaches this machine only" in err and "--dashboard-url" in err
+    # An address the guests reach, given: the whole link on it, nothing more to say.
+    code, out, err = _share_next_to(data_dir, "--json", "--dashboard-url", "http://127.0.0.1:8502/")
+    assert code == 0 and json.loads(out)["guests_can_open"] and "no guest" not in err
+
+
+def test_a_dailies_up_that_is_gone_or_another_dashboard_is_not_taken_for_the_links(data_dir):
+    import subprocess
+    import sys
+
+    from dailies.launcher import RunningDashboard, record_running_dashboard
+
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    record_running_dashboard(data_dir, RunningDashboard("http://127.0.0.1:8501", False, False, ended.pid))
+    code, out, err = _share_next_to(data_dir, "--json")
+    made = json.loads(out)
+    assert code == 0 and made["link"] is None and made["guests_can_open"] is None
+    assert "team dashboard" in err and "--dashboard-url" in err and "no guest can open" not in err
+    code, out, err = _share_next_to(data_dir, "--json", "--dashboard-url", "https://review.example")
+    made = json.loads(out)
+    assert made["link"].startswith("https://review.example/guest?share=") and err == ""
+
+
+def test_dailies_up_records_its_dashboard_while_it_runs(tmp_path, monkeypatch):
+    """What `dailies share create` reads: written once the dashboard answers, removed when `up` stops."""
+    from dailies import launcher
+
+    seen = []
+
+    class Child:
+        returncode = None
+
+        def poll(self):
+            seen.append(launcher.running_dashboard(tmp_path))
+            return 0  # the child "stopped": `up` stops too
+
+        def terminate(self):
+            pass
+
+        def wait(self, timeout=None):
+            return 0
+
+    monkeypatch.setattr(launcher, "check_port_free", lambda *a: None)
+    monkeypatch.setattr(launcher, "wait_until_up", lambda *a, **k: None)
+    monkeypatch.setattr(launcher.subprocess, "Popen", lambda *a, **k: Child())
+    monkeypatch.setattr(launcher, "sign_in_configured", lambda cwd: False)
+    assert launcher.run_up(tmp_path, 18000, 18501, team=True) == 1
+    assert seen[0] == launcher.RunningDashboard("http://127.0.0.1:18501", True, False, os.getpid())
+    assert launcher.running_dashboard(tmp_path) is None
+
+
+def test_sign_in_is_found_where_streamlit_reads_the_dashboards_secrets(tmp_path, monkeypatch):
+    from dailies.launcher import sign_in_configured
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    cwd = tmp_path / "data"
+    (cwd / ".streamlit").mkdir(parents=True)
+    assert not sign_in_configured(cwd)
+    (cwd / ".streamlit" / "secrets.toml").write_text('[other]\nx = 1\n')
+    assert not sign_in_configured(cwd)
+    (cwd / ".streamlit" / "secrets.toml").write_text('[auth]\nclient_id = "dailies"\n')
+    assert sign_in_configured(cwd)
+    (cwd / ".streamlit" / "secrets.toml").write_text("[auth\n")  # Streamlit would not read it either
+    assert not sign_in_configured(cwd)
+    (tmp_path / "home" / ".streamlit").mkdir(parents=True)
+    (tmp_path / "home" / ".streamlit" / "secrets.toml").write_text('[auth]\nclient_id = "dailies"\n')
+    assert sign_in_configured(cwd)

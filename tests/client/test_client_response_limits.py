@@ -61,16 +61,16 @@ def test_a_gzip_bomb_counts_at_its_decoded_size():
     padded = json.dumps({"items": [], "total": 0, "pad": " " * (LIMIT * 50)}).encode()
     packed = gzip.compress(padded)
     assert len(packed) < LIMIT  # small on the wire
-    client = _client(lambda request: httpx.Response(200, content=packed, headers={"Content-Encoding": "gzip",
-                                                                                     "Content-Type": "application/json"}))
+    headers = {"Content-Encoding": "gzip", "Content-Type": "application/json"}
+    client = _client(lambda request: httpx.Response(200, content=packed, headers=headers))
     with pytest.raises(APIResponseTooLargeError):
         client.tasks.list()
 
 
 def test_a_small_gzip_answer_is_decoded_once():
     packed = gzip.compress(json.dumps(EMPTY_LIST).encode())
-    client = _client(lambda request: httpx.Response(200, content=packed, headers={"Content-Encoding": "gzip",
-                                                                                     "Content-Type": "application/json"}))
+    headers = {"Content-Encoding": "gzip", "Content-Type": "application/json"}
+    client = _client(lambda request: httpx.Response(200, content=packed, headers=headers))
     assert client.tasks.list().total == 0
 
 

@@ -240,8 +240,8 @@ def render(now: float | None = None) -> None:
     st.html(_NO_SIDEBAR)
     st.header("Shared review")
     if not share_panel.guests_stay_guests():
-        # However the link was made (`dailies share create` cannot see the dashboard it points at): a
-        # guest here could drop `?share=` and use every page with the dashboard's key.
+        # However the link was made (`dailies share create` warns, but makes it): a guest here could
+        # drop `?share=` and use every page with the dashboard's key.
         st.error(NOT_FOR_GUESTS)
         st.stop()
     token = st.query_params.get("share", "")

@@ -1,13 +1,13 @@
 """Dailies dashboard: the router. Run with `dailies up` (service + dashboard), or `streamlit run
 dashboard/server.py` (this router with the dashboard's middleware, as `dailies dashboard` starts it)
 against ARK_BASE_URL / ARK_API_KEY; `streamlit run dashboard/app.py` runs the pages alone. The pages are listed in
-components/pages.py, which the links between pages read too."""
+components/common/pages.py, which the links between pages read too."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from components import gc_tuning, pages, signin
+from components.common import gc_tuning, pages, signin
 
 st.set_page_config(page_title="Dailies", page_icon="🎬", layout="wide")
 signin.require()  # where sign-in (OIDC) is set up: nothing but a sign-in button until signed in

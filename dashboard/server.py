@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 from starlette.middleware import Middleware
 
-from components import pages
+from components.common import pages
 from dashboard.server_address import ServerAddressHint
 
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import compose_form, compose_prefill, compose_submit, connection, handoff, request_preview
-from components.compose_body import check
+from components.common import connection, handoff
+from components.compose import form as compose_form
+from components.compose import prefill as compose_prefill
+from components.compose import request_preview
+from components.compose import submit as compose_submit
+from components.compose.body import check
 
 st.header("Compose")
 connection.show_problem()  # a refused base URL: say so here, the form still works offline

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from components import connection, share_panel
-from components.markdown_text import markdown_text
-from components.review_comments import said, timecode_button
-from components.timecode_player import format_timecode, timecode_player
+from components.common import connection, shares
+from components.common.comments import said, timecode_button
+from components.common.markdown_text import markdown_text
+from components.common.timecode_player import format_timecode, timecode_player
 from dailies.journal import STATUS_LABELS, STATUSES, ShareRefused, thread
 from dailies.journal.shares import MAX_ATTEMPTS
 from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
@@ -225,7 +225,7 @@ def _thread(guest, task_id: str) -> None:
                       on_click=_unpin, args=(task_id,), width="content")
 
 
-# The router gives a share link's address two entries, both this page (components/pages.py: at /guest
+# The router gives a share link's address two entries, both this page (components/common/pages.py: at /guest
 # and at the root every unknown address falls back to): the sidebar would only list it twice.
 _NO_SIDEBAR = ("<style>[data-testid=stSidebar], [data-testid=stSidebarCollapsedControl], "
                "[data-testid=stExpandSidebarButton] { display: none !important; }</style>")
@@ -239,7 +239,7 @@ NOT_FOR_GUESTS = ("This dashboard is not set up for guests: it has no sign-in an
 def render(now: float | None = None) -> None:
     st.html(_NO_SIDEBAR)
     st.header("Shared review")
-    if not share_panel.guests_stay_guests():
+    if not shares.guests_stay_guests():
         # However the link was made (`dailies share create` warns, but makes it): a guest here could
         # drop `?share=` and use every page with the dashboard's key.
         st.error(NOT_FOR_GUESTS)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import connection, review_panel, task_table
+from components.common import connection
+from components.common.browser_timezone import browser_timezone
+from components.review import panel as review_panel
 
 st.header("Review")
 client = connection.require_client()
-review_panel.render(client, connection.journal(), task_table.browser_timezone())
+review_panel.render(client, connection.journal(), browser_timezone())

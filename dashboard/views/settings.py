@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import catalogs, connection, identity, outbound, signin
+from components.common import catalogs, connection, identity, outbound, signin
 from dailies.client import APIConnectionError, APIStatusError, AuthenticationError, Client, DailiesError
 
 st.header("Settings")

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import charts, connection, keep, task_detail, task_filters, task_table
+from components.common import connection, keep
+from components.common.browser_timezone import browser_timezone
+from components.tasks import charts
+from components.tasks import detail as task_detail
+from components.tasks import filters as task_filters
+from components.tasks import table as task_table
 
 st.header("Tasks")
 client = connection.require_client()
 journal = connection.journal()
-tz = task_table.browser_timezone()
+tz = browser_timezone()
 
 task_table.sync_deep_link()
 filters = task_filters.render(journal)

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.sync_compare import sync_compare
-from components.timecode_player import timecode_player
+from components.review.sync_compare import sync_compare
+from components.common.timecode_player import timecode_player
 
 st.set_page_config(page_title="Review players", layout="wide")
 port = sys.argv[1]

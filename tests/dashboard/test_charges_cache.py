@@ -1,4 +1,4 @@
-"""components.charges: a page's ledger lines in one request, settled and released ones never asked
+"""components.common.charges: a page's ledger lines in one request, settled and released ones never asked
 again, held ones asked again; the real Ark's hosts never asked; a service without the endpoint asked
 once. No Streamlit run: a stand-in client counts the requests."""
 
@@ -10,7 +10,7 @@ from decimal import Decimal
 import httpx
 import pytest
 
-from components import charges
+from components.common import charges
 from dailies.client import UnsupportedEndpointError
 from dailies.spec.prices import Charge
 

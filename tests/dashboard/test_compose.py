@@ -19,8 +19,9 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from components import costs, request_preview
-from components.compose_body import shown_body
+from components.common import costs
+from components.compose import request_preview
+from components.compose.body import shown_body
 from dailies.client import Client
 from dailies.journal import Journal, Submission
 from dailies.spec import media, pixels

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.compose_body import (
+from components.compose.body import (
     FormValues,
     MediaChoice,
     check,
@@ -13,7 +13,7 @@ from components.compose_body import (
     prompt_length,
     shown_body,
 )
-from components.compose_fields import FRAMES_CHOICES
+from components.compose.fields import FRAMES_CHOICES
 from dailies.spec.catalog import find_model
 from dailies.spec.rules import check_request
 from dailies.spec.validation import check_create_body

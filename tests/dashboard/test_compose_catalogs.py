@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from components import catalogs
-from components.compose_form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
+from components.common import catalogs
+from components.compose.form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
 from dailies.client import Client
 from dailies.spec.catalog import Region, model_ids
 
@@ -47,7 +47,7 @@ def test_the_model_list_follows_the_chosen_catalog(dashboard_env, choice, expect
 
 
 def _label(model_id: str) -> str:
-    from components.compose_body import model_label
+    from components.compose.body import model_label
     from dailies.spec.catalog import find_model
 
     return f"{model_label(find_model(model_id))} — {model_id}"

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from components import compose_form
-from components.compose_body import FormValues, build_body
-from components.compose_fields import (
+from components.compose import form as compose_form
+from components.compose.body import FormValues, build_body
+from components.compose.fields import (
     BY_NAME,
     DURATION,
     DURATION_AUTO,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.compose_body import FormValues, MediaChoice, build_body, detect_mode, input_roles
+from components.compose.body import FormValues, MediaChoice, build_body, detect_mode, input_roles
 from dailies.generator import plan_content
 from dailies.spec.models import CreateTaskRequest
 from dailies.spec.rules import check_request

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from components import costs, spend_charts, task_rows
+from components.common import costs, records
+from components.tasks import rows as task_rows
+from components.tasks import spend_charts
 from dailies.journal import Submission
 from dailies.spec.catalog import Region
 from dailies.spec.models import SpendReport, TaskRecord
@@ -102,18 +104,18 @@ def test_the_cost_cell_of_a_task_with_a_ledger_line_is_that_line_in_its_state():
     v10 = record(model=V10, tokens=19747, resolution="480p", duration=2, generate_audio=False)
     # A Volcengine id through a BytePlus gateway: the ledger bills USD at BytePlus' price; the record
     # alone would say ¥0.30.
-    assert task_rows.cost_of(v10, None) == "¥0.30"
-    assert task_rows.cost_of(v10, None, charge()) == "$0.0494"
+    assert records.cost_of(v10, None) == "¥0.30"
+    assert records.cost_of(v10, None, charge()) == "$0.0494"
     # Held while it runs or while the upstream may still bill it; nothing once released.
-    assert task_rows.cost_of(record(status="running", tokens=None), None,
+    assert records.cost_of(record(status="running", tokens=None), None,
                              charge(state="reserved", currency="CNY", amount="0.297675")) == "≈ ¥0.30 held"
-    assert task_rows.cost_of(record(status="failed", tokens=None), None,
+    assert records.cost_of(record(status="failed", tokens=None), None,
                              charge(state="released", currency="CNY", amount="0.297675")) == "¥0.00"
     # Failed after the upstream made it: charged its estimate, not 0.
     failed = record(status="failed", tokens=None)
-    assert task_rows.cost_of(failed, None) == "¥0.00"
-    assert task_rows.cost_of(failed, None, charge(currency="CNY", amount="0.297675")) == "¥0.30"
-    assert task_rows.cost_of(v10, None, charge(currency=None, amount="0")) == "no price"
+    assert records.cost_of(failed, None) == "¥0.00"
+    assert records.cost_of(failed, None, charge(currency="CNY", amount="0.297675")) == "¥0.30"
+    assert records.cost_of(v10, None, charge(currency=None, amount="0")) == "no price"
 
 
 def test_the_table_takes_each_rows_ledger_line():
@@ -129,11 +131,11 @@ def test_without_a_ledger_a_record_is_priced_with_its_journal_request_and_the_re
     video = record(tokens=200_000)
     assert costs.cost_text(costs.record_cost(video)) == "¥9.20"
     assert costs.cost_text(costs.record_cost(video, VIDEO_BODY)) == "¥5.60"
-    assert task_rows.cost_of(video, submission(VIDEO_BODY)) == "¥5.60"
+    assert records.cost_of(video, submission(VIDEO_BODY)) == "¥5.60"
     # A Volcengine id on a BytePlus service is billed as the BytePlus model, in USD.
     v10 = record(model=V10, tokens=19747, resolution="480p", duration=2, generate_audio=False)
     assert costs.cost_text(costs.record_cost(v10, region=Region.BYTEPLUS)) == "$0.0494"
-    assert task_rows.cost_of(v10, None, region=Region.BYTEPLUS) == "$0.0494"
+    assert records.cost_of(v10, None, region=Region.BYTEPLUS) == "$0.0494"
     # 1.5 Pro without audio, which its record does not say but its request does: ¥8/M, not ¥16/M.
     v15 = record(model="doubao-seedance-1-5-pro-251215", tokens=100_000)
     assert costs.cost_text(costs.record_cost(v15)) == "¥1.60"

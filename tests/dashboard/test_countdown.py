@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from components import countdown as cd
-from components.player import choose
+from components.common import countdown as cd
+from components.common.player import choose
 from dailies.journal import KeptFile
 from dailies.spec import limits as L
 from dailies.spec.models import TaskRecord

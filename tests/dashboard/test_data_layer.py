@@ -1,4 +1,4 @@
-"""The dashboard's data layer (components/data.py) in AppTest sessions against a live service whose two
+"""The dashboard's data layer (components/common/data.py) in AppTest sessions against a live service whose two
 keys are in two projects: listings are cached per connection (base URL + key fingerprint), never
 shared between keys, shared by the sessions of one key, and read anew when the reader asks, when a
 session is newer than the listing, or when this dashboard changed the connection's tasks.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import connection
+from components.common import connection
 from dailies.api_keys import fingerprint
 from dailies.client import Client, Tasks
 
@@ -28,7 +28,7 @@ def listing_app() -> None:
     """A page that lists through the data layer: `max_age` and a change come from the session."""
     import streamlit as st
 
-    from components import connection, data
+    from components.common import connection, data
 
     if st.session_state.pop("test.changed", False):
         data.changed()
@@ -142,7 +142,7 @@ def two_listings_app() -> None:
     """A page that lists two queries at once (as Review lists both tiers), then one of them alone."""
     import streamlit as st
 
-    from components import data
+    from components.common import data
 
     pages = data.list_each([{"page_size": 20}, {"page_size": 20, "service_tier": "flex"}],
                            max_age=st.session_state.get("test.max_age", data.LIST_MAX_AGE_S))
@@ -169,13 +169,13 @@ def test_several_listings_at_once_are_read_once_each_and_cached_like_one(reads, 
 
 
 def test_a_key_the_service_no_longer_takes_loses_its_projects_journal_at_the_next_run():
-    """The key's project is kept a few minutes (components/identity.py); a listing answered 401 (the
+    """The key's project is kept a few minutes (components/common/identity.py); a listing answered 401 (the
     key revoked, or taken out of its project) forgets it, so the next run reads the key's own scope."""
     import time
 
     import httpx
 
-    from components import data, identity
+    from components.common import data, identity
     from dailies.spec.models import Identity
 
     revoked = httpx.MockTransport(lambda request: httpx.Response(401, json={"error": {

@@ -1,4 +1,4 @@
-"""A member's journal through a moment when `/dailies/v1/me` does not answer (components/identity.py):
+"""A member's journal through a moment when `/dailies/v1/me` does not answer (components/common/identity.py):
 no answer now (refused, timed out, 5xx) is not an identity. A key whose project was known keeps
 writing into the project; a key never known is told the project's journal cannot be opened; a
 service without /me (404) keeps the key's own scope. And the key's own scope joins the project
@@ -12,7 +12,7 @@ import httpx
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import identity
+from components.common import identity
 from dailies.api_keys import fingerprint
 from dailies.client import Client
 from dailies.journal import Journal, Scope
@@ -110,7 +110,7 @@ def test_a_key_never_answered_is_not_given_its_own_scope_as_if_it_were_no_projec
     def page(base: str, api_key: str) -> None:
         import streamlit as st
 
-        from components import connection
+        from components.common import connection
 
         st.session_state["settings.base_url"] = base
         st.session_state["settings.api_key"] = api_key
@@ -145,7 +145,7 @@ def test_a_revoked_key_forgets_its_project_even_while_the_service_is_down(tmp_pa
     service = Service()
     with client_of(service, api_key) as client:
         assert identity.identity(client, cache_id) is not None
-        identity.forget(cache_id)  # a listing answered 401 (components/data.py)
+        identity.forget(cache_id)  # a listing answered 401 (components/common/data.py)
         service.state = "down"
         assert identity.lookup(client, cache_id) == identity.Answer(None, reached=False,
                                                                       problem=identity._answers[cache_id][1].problem)

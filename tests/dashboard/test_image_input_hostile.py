@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from components.image_input import crop_preview, thumbnail_data_url
+from components.compose.image_input import crop_preview, thumbnail_data_url
 
 
 def test_the_thumbnail_of_an_input_takes_only_the_specs_formats():
@@ -34,7 +34,7 @@ def test_a_pixel_bomb_upload_is_not_decoded():
     script = textwrap.dedent("""
         import io
         from PIL import Image
-        from components.image_input import thumbnail_data_url
+        from components.compose.image_input import thumbnail_data_url
 
         def resident():
             return int(dict(line.split(":", 1) for line in open("/proc/self/status"))["VmHWM"].split()[0])

@@ -18,7 +18,8 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import connection, keep, task_table
+from components.common import connection, keep
+from components.tasks import table as task_table
 from dailies.client import Client
 from dailies.journal import Journal, Scope, Submission
 
@@ -107,7 +108,7 @@ def charted_count(at: AppTest) -> str:
 
 
 def as_read(markdown: str) -> str:
-    """Markdown's text as a person reads it: typed text is escaped (components/markdown_text.py), and
+    """Markdown's text as a person reads it: typed text is escaped (components/common/markdown_text.py), and
     a search for what must not be shown must not miss it for a backslash."""
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown).replace("\u2060", "").replace("\u00a0", " ")
 

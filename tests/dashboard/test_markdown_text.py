@@ -1,4 +1,4 @@
-"""Text people typed, inside the dashboard's Markdown (components/markdown_text.py): shown as typed,
+"""Text people typed, inside the dashboard's Markdown (components/common/markdown_text.py): shown as typed,
 never as an image, a link under a label, a heading, a list, a bold line, a colour, an icon or a formula.
 
 Streamlit's parser is micromark (JavaScript); here a CommonMark parser in Python (markdown-it-py,
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from components.markdown_text import markdown_text
+from components.common.markdown_text import markdown_text
 from dailies.journal import Journal, Scope, Submission
 from dailies.spec.results import VIDEO_NAME
 
@@ -103,7 +103,7 @@ def test_any_text_shows_as_typed_in_one_paragraph(text):
 def prompt_of_task(db_path: str, task_id: str) -> None:
     from datetime import UTC
 
-    from components import task_detail
+    from components.tasks import detail as task_detail
     from dailies.journal import Journal, Scope
 
     journal = Journal(db_path, database_url="", storage="").scoped(Scope.of("http://127.0.0.1:8000/api/v3", "dk-test"))

@@ -1,5 +1,5 @@
 """A shared dashboard's server contacts, for a visitor, only public hosts, its own service's origin and the
-origins the operator trusts (components/outbound.py): a service a visitor points Settings at cannot have the
+origins the operator trusts (components/common/outbound.py): a service a visitor points Settings at cannot have the
 server fetch an internal address (a cloud's metadata service, another port of the machine) and hand the
 bytes back as a kept copy, nor a name that answers inward on a second lookup (DNS rebinding)."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from components import keep, outbound
+from components.common import keep, outbound
 from dailies import netguard
 from dailies.client import APIConnectionError, Client, DailiesError
 from dailies.journal import Journal
@@ -139,7 +139,7 @@ def test_a_services_link_is_drawn_only_as_a_link_never_as_a_path_on_the_server()
 def _save_page(url: str) -> None:
     import streamlit as st
 
-    from components import connection
+    from components.common import connection
 
     st.write(connection.save(url, "sk-visitor") or "saved")
     st.write(connection.current().base_url)
@@ -161,7 +161,7 @@ def test_settings_will_not_save_an_internal_base_url_on_a_team_dashboard(team, t
 
 
 def test_a_result_link_that_names_a_file_of_the_dashboards_machine_is_not_played(tmp_path):
-    from components import player
+    from components.common import player
 
     secret = tmp_path / "secret.mp4"
     secret.write_bytes(b"\x00\x00\x00\x18ftypmp42 the operator's file")
@@ -175,7 +175,7 @@ def test_a_result_link_that_names_a_file_of_the_dashboards_machine_is_not_played
 
 
 def _stored_inputs_page(path: str) -> None:
-    from components import task_detail
+    from components.tasks import detail as task_detail
     from dailies.spec.models import TaskRequest
 
     task_detail._stored_inputs(TaskRequest.model_validate({

@@ -9,7 +9,7 @@ import json
 
 from PIL import Image
 
-from components import handoff
+from components.common import handoff
 from dailies.client import Client, NotFoundError
 
 from ..cli.running import run

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import stat
 
-from components.remembered_keys import MAX_AGE_S, RememberedKeys
+from components.common.remembered_keys import MAX_AGE_S, RememberedKeys
 
 BASE = "http://127.0.0.1:8000/api/v3"
 KEY = "team-key-0001-alpha-7f3a9c"

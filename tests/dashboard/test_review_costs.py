@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import charges, costs, review_panel
-from components.review_card import short_id
+from components.common import charges, costs
+from components.review import panel as review_panel
+from components.review.card import short_id
 from dailies.client import Client
 
 from ..live_service import wait_until_listed

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import catalogs, review_panel
-from components.compose_form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
-from components.keep import keep_result
-from components.review_card import short_id
+from components.common import catalogs
+from components.common.keep import keep_result
+from components.compose.form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
+from components.review import panel as review_panel
+from components.review.card import short_id
 from dailies.client import Client, Tasks
 from dailies.journal import Journal, Scope, Submission
 from dailies.spec.catalog import Region
@@ -434,7 +435,7 @@ def test_a_report_of_the_notes_of_the_versions_shown(env, results):
 def test_the_reel_and_the_report_name_the_prompts_the_service_stored(env, results):
     """Tasks made with the API (these were) have no journal prompt: the reel's picker and slates and
     the report take the service's stored request's, as the cards do, before any card is drawn."""
-    from components.report_download import KEY as REPORT_BUILT
+    from components.review.report_download import KEY as REPORT_BUILT
 
     member(env, "Bo").set_status(results[1], "approved")
     at = open_review()
@@ -461,7 +462,7 @@ def test_the_cards_ask_their_pages_stored_prompts_side_by_side(env, results, mon
     import threading
     from collections import OrderedDict
 
-    from components import stored_requests
+    from components.common import stored_requests
 
     monkeypatch.setattr(stored_requests, "_kept", OrderedDict())  # nothing read yet in this process
     monkeypatch.setattr(stored_requests, "WAIT_S", 120.0)  # the reads themselves are waited for
@@ -484,7 +485,7 @@ def test_the_cards_ask_their_pages_stored_prompts_side_by_side(env, results, mon
 
 
 def test_sharing_the_shots_shown_with_a_guest(env, results, monkeypatch):
-    from components import share_panel
+    from components.review import share_panel
 
     monkeypatch.setenv("DAILIES_DASHBOARD_URL", "https://dailies.example")
     # This page's dashboard has the environment's key; shares are made where guests stay guests (a
@@ -547,7 +548,7 @@ def test_a_guests_name_and_comment_show_as_typed_on_the_members_cards(env, resul
     """A share link's guest (no key, anyone with the link) writes a name and a comment meant as
     Markdown: a tracking image, a link under a label, a bold line that passes for Ana's comment. The
     members' cards show those characters as typed (escaped), making nothing of them."""
-    from components.markdown_text import markdown_text
+    from components.common.markdown_text import markdown_text
     from dailies.spec.results import VIDEO_NAME
 
     task_id = results[0]

@@ -261,8 +261,8 @@ def test_thumbnails_of_an_image_and_of_a_video_first_frame(tmp_path):
 def report_page(db_path: str) -> None:
     import streamlit as st
 
-    from components.report_download import render_report_buttons
-    from components.review_data import Result
+    from components.review.report_download import render_report_buttons
+    from components.review.results import Result
     from dailies.journal import Journal, Scope
 
     journal = Journal(db_path, database_url="", storage="").scoped(
@@ -283,7 +283,7 @@ def test_the_dashboard_prepares_the_report_then_offers_both_downloads(reviewed, 
     assert not at.exception and not at.error
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Report (PDF)", "Report (CSV)"]
-    from components.report_download import KEY
+    from components.review.report_download import KEY
 
     ids, stem, pdf, csv_bytes = at.session_state[f"{KEY}.built"]
     assert ids == ("cgt-1", "cgt-2", "cgt-3") and stem == "review-report-20251124-1601"
@@ -297,7 +297,7 @@ def test_the_dashboard_prepares_the_report_then_offers_both_downloads(reviewed, 
 def test_the_cli_writes_both_files_from_the_dashboards_journal(tmp_path):
     import argparse
 
-    from dailies import cli_report
+    from dailies.cli import report as cli_report
 
     journal = Journal(tmp_path / "data" / "dashboard" / "journal.sqlite3", database_url="", storage="")
     ana = journal.scoped(Scope.of_project(BASE, "studio", author="Ana"))
@@ -319,10 +319,10 @@ def test_the_report_the_reel_and_the_review_page_number_a_shots_versions_alike(j
     """One numbering of a shot's versions: among its results only (dailies.journal.version_numbers). A
     rerun that failed and a version purged by the service (not kept) take no number anywhere, so the
     version that is "v2" on its card is "v2" in the report and on `dailies reel`'s slate."""
-    from components.reel_maker import version_labels as page_reel_labels
-    from components.report_download import build
-    from components.review_data import Result, shots_of
-    from dailies import cli_reel
+    from components.review.reel_maker import version_labels as page_reel_labels
+    from components.review.report_download import build
+    from components.review.results import Result, shots_of
+    from dailies.cli import reel as cli_reel
 
     now = time.time()
     ana = journal.scoped(Scope.of_project(BASE, "studio", author="Ana"))

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import connection, handoff
-from components.review_comments import PINNED_KEY
+from components.common import connection, handoff
+from components.review.comments import PINNED_KEY
 from dailies.client import Client
 from dailies.journal import Journal
 from dailies.service.members import KeyOptions

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import connection
+from components.common import connection
 from dailies.api_keys import mask
 from dailies.client._base import base_url_problem
 

@@ -1,4 +1,4 @@
-"""The share panel (components/share_panel.py) and the guest page (dashboard/views/guest.py) in
+"""The share panel (components/review/share_panel.py) and the guest page (dashboard/views/guest.py) in
 Streamlit's AppTest: a share made from the panel shows its link once and is listed with who made it;
 Revoke stops it; the guest page opens it by its token alone, and a `task` parameter widens nothing."""
 
@@ -16,7 +16,7 @@ GUEST_PAGE = str(Path(__file__).resolve().parents[2] / "dashboard" / "views" / "
 
 
 def panel_page(db_path: str) -> None:
-    from components.share_panel import render_share_panel
+    from components.review.share_panel import render_share_panel
     from dailies.journal import Journal, Scope
 
     journal = Journal(db_path, database_url="", storage="").scoped(
@@ -108,7 +108,7 @@ def test_a_dashboard_that_gives_its_key_to_every_visitor_makes_no_share_links(da
     link to it could drop `?share=` and use every page, so the panel says why and makes no link."""
     from streamlit.testing.v1 import AppTest
 
-    from components import share_panel
+    from components.review import share_panel
 
     monkeypatch.delenv("DAILIES_DASHBOARD_TEAM", raising=False)
     assert not share_panel.guests_stay_guests()

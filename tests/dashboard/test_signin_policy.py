@@ -1,4 +1,4 @@
-"""Sign-in fails closed (components/signin.py): a secrets file that does not parse, an `[auth]` section
+"""Sign-in fails closed (components/common/signin.py): a secrets file that does not parse, an `[auth]` section
 that lacks a setting, or sign-in without an allow-list serve only a message saying what is wrong; an
 account the operator's allow-list (e-mail domains, addresses, group claims) does not name is told so and
 gets nothing else, whatever the provider accepted."""
@@ -11,7 +11,7 @@ from streamlit import config as st_config
 from streamlit.runtime.secrets import Secrets
 from streamlit.testing.v1 import AppTest
 
-from components import signin
+from components.common import signin
 
 AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "c" * 40, "client_id": "dailies",
         "client_secret": "s3cret", "server_metadata_url": "https://id.example.com/.well-known/openid-configuration"}
@@ -28,7 +28,7 @@ def no_allow_list(monkeypatch):
 def _app() -> None:
     import streamlit as st
 
-    from components import signin
+    from components.common import signin
 
     signin.require()
     st.write("the dashboard")

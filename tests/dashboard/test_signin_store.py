@@ -1,4 +1,4 @@
-"""The server's side of signed-in users' keys (components/signin.py): a user (issuer + subject) finds
+"""The server's side of signed-in users' keys (components/common/signin.py): a user (issuer + subject) finds
 their connection and nobody else's, the file is 0600 and names nobody, records do not expire, "Forget
 this key" deletes the user's; and without an [auth] section in the secrets sign-in is simply off."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import stat
 
-from components import identity, signin
-from components.signin import User, UserKeys
+from components.common import identity, signin
+from components.common.signin import User, UserKeys
 from dailies.journal import Journal, Scope
 
 BASE = "http://127.0.0.1:8000/api/v3"
@@ -90,7 +90,7 @@ def test_a_share_links_guest_is_not_asked_to_sign_in():
     def page() -> None:
         import streamlit as st
 
-        from components import signin
+        from components.common import signin
 
         real = signin.setup, signin.current_user
         signin.setup = lambda: signin.Setup(True)  # as with an [auth] section and an allow-list
@@ -107,7 +107,7 @@ def test_a_share_links_guest_is_not_asked_to_sign_in():
     guest.query_params["share"] = "a-share-token"
     guest.run()
     assert not guest.button and [m.value for m in guest.markdown] == ["the guest page"]
-    from components import signin
+    from components.common import signin
 
     assert not signin.configured()  # restored
 

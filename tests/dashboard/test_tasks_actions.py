@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import handoff, keep
+from components.common import handoff, keep
 from dailies.client import Client, NotFoundError
 from dailies.journal import Journal, Scope, Submission
 
@@ -90,7 +90,7 @@ def stale_cancel_page(base_url: str, api_key: str, record_json: str, data_dir: s
     """The detail's cancel, offered for a record read while the task was queued."""
     from pathlib import Path
 
-    from components import task_actions
+    from components.tasks import actions as task_actions
     from dailies.client import Client
     from dailies.journal import Journal
     from dailies.spec.models import TaskRecord

@@ -16,7 +16,9 @@ import pytest
 from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
-from components import charges, spend_charts, task_table
+from components.common import charges
+from components.tasks import spend_charts
+from components.tasks import table as task_table
 from dailies.client import Client
 from dailies.generator.upstream import UpstreamGenerator, UpstreamKey
 from dailies.service import budgets

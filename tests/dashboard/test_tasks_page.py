@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import catalogs, stored_requests, task_table
-from components.compose_form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
+from components.common import catalogs, stored_requests
+from components.compose.form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
+from components.tasks import table as task_table
 from dailies.client import Client, Tasks, UnsupportedEndpointError
 from dailies.client._base import Endpoints
 from dailies.journal import Journal, Submission
@@ -512,7 +513,7 @@ def test_a_task_submitted_here_through_an_endpoint_shows_the_endpoint_id(dashboa
 
 
 def test_the_model_is_shown_as_written_with_the_model_it_ran():
-    from components.task_rows import model_as_written
+    from components.common.records import model_as_written
     from dailies.journal import Submission
     from dailies.spec.models import TaskRecord
 
@@ -535,7 +536,9 @@ def _table_alone() -> None:
     fragment alone, as its timer runs it in the browser (AppTest runs only whole pages)."""
     import streamlit as st
 
-    from components import connection, task_filters, task_table
+    from components.common import connection
+    from components.tasks import filters as task_filters
+    from components.tasks import table as task_table
 
     client, journal = connection.require_client(), connection.journal()
     filters = task_filters.render(journal)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import data
+from components.common import data
 from dailies.client import Client
 from dailies.journal import DATABASE_ENV, STORAGE_ENV, Journal, Scope
 from dailies.spec.results import VIDEO_NAME

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import browser_cookie, connection
+from components.common import browser_cookie, connection
 from dailies import cli, launcher
 from dailies.api_keys import mask
 

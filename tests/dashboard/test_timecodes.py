@@ -79,7 +79,7 @@ def test_a_comment_whose_timecode_is_no_time_in_a_video_still_draws_and_goes_in_
     from dailies.review_report import ReportComment, ReportEntry, to_csv, to_pdf
 
     def card(bad: float) -> None:
-        from components import review_comments
+        from components.review import comments as review_comments
         from dailies.journal import Comment
 
         comment = Comment("c1", "cgt-1", "Ana", "pinned nowhere", 1.0, bad)

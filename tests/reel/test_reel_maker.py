@@ -20,8 +20,8 @@ def reel_page():
     import time
     from pathlib import Path
 
-    from components.reel_maker import render_reel_maker
-    from components.review_data import Result
+    from components.review.reel_maker import render_reel_maker
+    from components.review.results import Result
     from dailies.journal import Journal
 
     journal = Journal(Path(os.environ["REEL_TEST_JOURNAL"]))
@@ -72,7 +72,7 @@ def test_make_a_reel_of_the_approved_versions(page):
 
 
 def test_order_numbers_set_the_order_ties_keep_the_picking_order():
-    from components.reel_maker import ordered
+    from components.review.reel_maker import ordered
 
     assert ordered(["a", "b", "c"], {"a": 3, "b": 1, "c": 2}) == ["b", "c", "a"]
     assert ordered(["a", "b", "c"], {"a": 1, "b": 1, "c": 1}) == ["a", "b", "c"]
@@ -80,8 +80,8 @@ def test_order_numbers_set_the_order_ties_keep_the_picking_order():
 
 
 def test_slates_number_versions_as_the_review_page_does(page):
-    from components.reel_maker import version_labels
-    from components.review_data import Result
+    from components.review.reel_maker import version_labels
+    from components.review.results import Result
 
     journal = Journal(page / "dashboard" / "journal.sqlite3", database_url="", storage="")
     journal.link_version(IDS[2], IDS[0], "rerun")
@@ -95,8 +95,8 @@ def reel_share_page():
     import time
     from pathlib import Path
 
-    from components.reel_maker import render_reel_maker
-    from components.review_data import Result
+    from components.review.reel_maker import render_reel_maker
+    from components.review.results import Result
     from dailies.journal import Journal, Scope
 
     base = Journal(Path(os.environ["REEL_TEST_JOURNAL"]))
@@ -109,7 +109,7 @@ def reel_share_page():
 
 
 def test_a_reel_can_itself_be_shared_and_is_never_taken_for_a_result(page, monkeypatch):
-    from components.review_data import gather
+    from components.review.results import gather
 
     monkeypatch.setenv("DAILIES_DASHBOARD_URL", "https://dailies.example")
     monkeypatch.setenv("DAILIES_DASHBOARD_TEAM", "1")  # where guests stay guests (test_share_panel.py)
@@ -136,7 +136,7 @@ def test_two_reels_in_one_second_are_two_files_and_old_reels_do_not_pile_up(page
     were one file; and no reel was ever deleted."""
     import os
 
-    from components import reel_maker
+    from components.review import reel_maker
 
     folder = page / "dashboard" / "reels"
     folder.mkdir(parents=True, exist_ok=True)

@@ -55,7 +55,7 @@ def machines(backend, tmp_path):
 
 
 def keep(journal: Journal, task_id: str, name: str, content: bytes):
-    """What components/keep.py does: download to keep_path, then mark_kept."""
+    """What components/common/keep.py does: download to keep_path, then mark_kept."""
     path = journal.keep_path(task_id, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content)
@@ -240,7 +240,7 @@ def test_the_dashboard_is_given_the_database_and_bucket_through_its_environment(
             monkeypatch.setenv(name, env[name])
         else:
             monkeypatch.delenv(name, raising=False)
-    journal = Journal(tmp_path / "dashboard" / "journal.sqlite3")  # as components/connection.py opens it
+    journal = Journal(tmp_path / "dashboard" / "journal.sqlite3")  # as components/common/connection.py opens it
     try:
         assert journal.shared == backend.team
         assert (tmp_path / "dashboard" / "journal.sqlite3").exists() != backend.team

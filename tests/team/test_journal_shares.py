@@ -255,7 +255,7 @@ def test_the_guest_page_plays_what_is_kept_and_survives_a_copy_gone(journal, mon
     copy is fetched once, not on every run of the page (a guest typing a comment re-ran it)."""
     from streamlit.testing.v1 import AppTest
 
-    from components import connection
+    from components.common import connection
     from dailies.journal.kept import KeptFile
 
     monkeypatch.setenv("DAILIES_DATA_DIR", str(tmp_path / "guest-data"))
@@ -295,7 +295,7 @@ def test_the_guest_pages_status_select_follows_the_projects_status(journal, monk
     next run (not what the page first saw), and the guest picking the earlier value writes it."""
     from streamlit.testing.v1 import AppTest
 
-    from components import connection
+    from components.common import connection
 
     monkeypatch.setenv("DAILIES_DATA_DIR", str(tmp_path / "guest-data"))
     monkeypatch.setenv("DAILIES_DASHBOARD_TEAM", "1")

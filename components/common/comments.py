@@ -1,0 +1,35 @@
+"""One comment as Review's cards and the guest page show it: author, time, resolution and text as
+typed, and its timecode as a button that plays the version from there."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import tzinfo
+
+import streamlit as st
+
+from components.common.markdown_text import markdown_text
+from components.common.records import format_time
+from components.common.timecode_player import format_timecode
+from dailies.journal import Comment
+from dailies.timecodes import is_timecode
+
+
+def said(comment: Comment, depth: int, tz: tzinfo) -> None:
+    """One comment of a thread: its author, time, resolution and text, indented by its depth."""
+    indent = "&nbsp;" * 6 * min(depth, 4)
+    when = format_time(comment.created_at, tz)
+    resolved = (" · ✅ resolved" + (f" by {markdown_text(comment.resolved_by)}" if comment.resolved_by else "")
+                if comment.resolved else "")
+    # Names and bodies are whoever wrote them (a share link's guest too): shown as typed, so a body's
+    # lines cannot load an image, hide a link or start a bold line that passes for another comment.
+    text = markdown_text(comment.body, indent=indent)
+    text = f"~~{text}~~" if comment.resolved else text
+    st.markdown(f"{indent}**{markdown_text(comment.author)}** · {when}{resolved}  \n{indent}{text}")
+
+
+def timecode_button(comment: Comment, key: str, on_click: Callable[..., None], args: tuple) -> None:
+    """The comment's timecode as a button that plays the version from there (none without one)."""
+    if is_timecode(comment.timecode):  # none, or a stored one no video has (read as none by the journal)
+        st.button(format_timecode(comment.timecode), key=key, type="secondary", icon=":material/play_arrow:",
+                  on_click=on_click, args=args, help="Play from here", width="content")

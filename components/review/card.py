@@ -1,0 +1,216 @@
+"""One shot on the Review page: its versions (newest on top, a picker v1, v2 … with each one's status),
+the chosen version's player (a comment can be pinned at its position, a comment's timecode seeks it),
+prompt and parameters, its review status with history, each person's stars with the average, and its
+comment thread. Each card is a fragment: a change reruns the card alone, not the page (which lists
+hundreds of results), unless the change shows elsewhere (the filter, the comparison)."""
+
+from __future__ import annotations
+
+import time
+from datetime import tzinfo
+
+import streamlit as st
+
+from components.common import charges, pages, player
+from components.common.markdown_text import markdown_text
+from components.common.records import format_time, length_text, model_as_written
+from components.common.stored_requests import stored_requests
+from components.common.timecode_player import timecode_player
+from components.review import comments as review_comments
+from components.review.results import Result, Shot
+from dailies.journal import STATUS_LABELS, STATUSES, Journal
+from dailies.spec.results import VIDEO_NAME
+
+COMPARE_KEY = "review.compare"
+# Set by a review widget's callback when the page must follow the change, not only the card.
+PAGE_FOLLOWS_KEY = "review._page_follows"
+PAGE_RUN_KEY = "review._page_run"  # a new value at every run of the whole page (review_panel.render)
+FILTERED_KEY = "review._filtered"  # the page shows a filtered selection: a status change may move a card
+CARD_VIDEO_HEIGHT = 240
+STATUS_BADGES = {"pending": ":gray-badge[⏳ Pending review]", "approved": ":green-badge[✅ Approved]",
+                 "changes_requested": ":orange-badge[✏️ Changes requested]", "rejected": ":red-badge[⛔ Rejected]"}
+
+
+def short_id(task_id: str) -> str:
+    """The distinctive tail of an id: 'cgt-20261122044702-xkfw0' -> '…044702-xkfw0'."""
+    return "…" + task_id[-12:] if len(task_id) > 14 else task_id
+
+
+def _page_follows(task_id: str, status_changed: bool) -> None:
+    if (status_changed and st.session_state.get(FILTERED_KEY)) or task_id in st.session_state.get(COMPARE_KEY, []):
+        st.session_state[PAGE_FOLLOWS_KEY] = True
+
+
+def _save_status(journal: Journal, task_id: str) -> None:
+    journal.set_status(task_id, st.session_state[f"review.status.{task_id}"])
+    _page_follows(task_id, status_changed=True)
+
+
+def _save_stars(journal: Journal, task_id: str) -> None:
+    value = st.session_state[f"review.stars.{task_id}"]
+    # st.feedback counts stars from 0; the journal stores 1..5, and None takes the rating back.
+    journal.rate(task_id, None if value is None else value + 1)
+    _page_follows(task_id, status_changed=False)
+
+
+def _compare_with_previous(shot: Shot, task_id: str) -> None:
+    number = shot.number_of(task_id)
+    st.session_state[COMPARE_KEY] = [shot.versions[number - 2].task_id, task_id]
+    st.session_state[PAGE_FOLLOWS_KEY] = True
+
+
+def version_label(shot: Shot, task_id: str) -> str:
+    result = next(r for r in shot.versions if r.task_id == task_id)
+    return f"v{shot.number_of(task_id)} · {STATUS_LABELS[result.status_name]}"
+
+
+def review_widgets(journal: Journal, result: Result, tz: tzinfo) -> None:
+    """Status (with its history), my stars and everyone's. The status select shows the journal's status
+    at every draw; my stars are seeded from the journal on first draw."""
+    tid = result.task_id
+    status_key, stars_key = f"review.status.{tid}", f"review.stars.{tid}"
+    # The select follows the journal (read again at every run: another member's change included), so it
+    # never contradicts the badge and the history beside it, and picking any other value is a change
+    # that writes. It cannot undo the person's own pick: its callback wrote it before this run read the
+    # journal, so the journal holds it (a write refused leaves the journal's value, which is the truth).
+    if st.session_state.get(status_key) != result.status_name:
+        st.session_state[status_key] = result.status_name
+    mine = result.ratings.get(journal.author)
+    st.session_state.setdefault(stars_key, mine - 1 if mine else None)
+    st.selectbox("Status", STATUSES, format_func=STATUS_LABELS.get, key=status_key,
+                 on_change=_save_status, args=(journal, tid))
+    st.feedback("stars", key=stars_key, on_change=_save_stars, args=(journal, tid))
+    said = []
+    if result.status is not None:
+        said.append(f"{STATUS_LABELS[result.status.status]} by {markdown_text(result.status.author)}, "
+                    f"{format_time(result.status.at, tz)}")
+    if result.ratings:
+        each = ", ".join(f"{markdown_text(who)} {n}★" for who, n in result.ratings.items())
+        said.append(f"★ {result.average_stars:.1f} average ({each})")
+    if said:
+        st.caption(" · ".join(said))
+    if result.status is not None:
+        with st.expander("Status history"):
+            for change in journal.status_history(tid):
+                st.markdown(f"- {format_time(change.at, tz)} · **{markdown_text(change.author)}**: "
+                            f"{STATUS_LABELS.get(change.previous or 'pending')} → {STATUS_LABELS[change.status]}")
+
+
+def version_player(result: Result, now: float, height: int) -> None:
+    """The version's player: a comment takes its position ("Comment at …"), a comment's timecode sets it.
+    Plays the live link, else the kept copy; says why there is nothing to play otherwise."""
+    choice = player.choose(result.record, result.kept, now, on_service=result.listed)
+    if choice.media is None:
+        st.info(choice.reason, icon="🎞️")
+        return
+    # Handed over once: the player goes there, and a later click on the same timecode goes there again.
+    seek_to = st.session_state.pop(review_comments.SEEK_KEY.format(result.task_id), None)
+    state = timecode_player(choice.media, key=f"review.player.{result.task_id}", seek_to=seek_to, height=height)
+    if choice.source == "kept":
+        st.caption("💾 " + choice.reason)
+    if state.comment_at is not None:
+        st.session_state[review_comments.PINNED_KEY.format(result.task_id)] = state.comment_at
+
+
+def fill_from_service(results: list[Result], client, cache_id: str, wait_s: float | None = None) -> None:
+    """The prompt and author of the versions not submitted from a dashboard, from the service's stored
+    requests: asked side by side, once per task, and waited for at most `wait_s` (stored_requests.WAIT_S
+    unless said: a slow service leaves a prompt unknown for this run, not the page waiting on each card
+    in turn)."""
+    wanted = [r for r in results if not r.prompt and r.submission is None]
+    if not wanted:
+        return
+    found = stored_requests(client, cache_id, [r.task_id for r in wanted], wait_s)
+    for result in wanted:
+        stored = found.get(result.task_id)
+        if stored is not None:
+            result.stored_prompt = stored.prompt or "(no prompt: inputs only)"
+            result.author = result.author or (stored.created_by or "")
+
+
+def ask_charges(results: list[Result], client, cache_id: str) -> float:
+    """Start reading the ledger's lines of these versions (one request for all of them, none for lines
+    read already and settled), without waiting: the page asks its stored prompts meanwhile. Returns
+    when, for `fill_charges`."""
+    charges.ask(client, cache_id, [r.task_id for r in results if r.record is not None])
+    return time.monotonic()
+
+
+def fill_charges(results: list[Result], client, cache_id: str, asked_at: float | None = None) -> None:
+    """The cost of these versions as the Tasks table shows it: on a Dailies service its ledger's line
+    (the read `ask_charges` started at `asked_at`, waited for at most what is left of charges.WAIT_S
+    since, so side by side with the stored prompts the page waits for the longer of the two, not
+    both); a version without a known line (the real Ark keeps no ledger, a read not answered yet) is
+    priced here at the service's region's prices."""
+    priced = [r for r in results if r.record is not None]
+    if not priced:
+        return
+    ids = [r.task_id for r in priced]
+    wait_s = charges.WAIT_S if asked_at is None else max(0.0, charges.WAIT_S - (time.monotonic() - asked_at))
+    lines = charges.charges(client, cache_id, ids, wait_s)
+    region = None if lines is not None and lines.keys() >= set(ids) else charges.billing_region(client)
+    for result in priced:
+        result.charge = (lines or {}).get(result.task_id)
+        result.billed_in = region
+
+
+def prompt_line(result: Result, client, cache_id: str) -> None:
+    fill_from_service([result], client, cache_id)
+    st.markdown(f"**{markdown_text(result.prompt)}**" if result.prompt else "_Prompt unknown_",
+                help=None if result.prompt else "Not submitted from a dashboard, and the service does not "
+                                                "return prompts.")
+
+
+@st.fragment
+def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cache_id: str = "") -> None:
+    """One shot (a fragment: see the module)."""
+    if st.session_state.pop(PAGE_FOLLOWS_KEY, False):
+        st.rerun(scope="app")
+    # In the page's run the card shows what the page gathered; when it reruns alone (a comment posted,
+    # a star) it reads its versions' statuses, stars and comments again, other people's included.
+    seen_key = f"review._card_run.{shot.shot_id}"
+    if st.session_state.get(seen_key) == st.session_state.get(PAGE_RUN_KEY):
+        ids = [r.task_id for r in shot.versions]
+        statuses, ratings, comments = journal.statuses(ids), journal.ratings(ids), journal.comments(ids)
+        lines = charges.known(cache_id, ids)  # a line the page's read brought after its run (no request)
+        for r in shot.versions:
+            r.status, r.ratings, r.comments = statuses.get(r.task_id), ratings.get(r.task_id, {}), comments.get(
+                r.task_id, [])
+            r.charge = lines.get(r.task_id, r.charge)
+    st.session_state[seen_key] = st.session_state.get(PAGE_RUN_KEY)
+    with st.container(border=True):
+        ids = [r.task_id for r in reversed(shot.versions)]  # newest on top
+        chosen = ids[0]
+        if len(ids) > 1:
+            chosen = st.segmented_control("Version", ids, default=ids[0], key=f"review.version.{shot.shot_id}",
+                                          format_func=lambda t: version_label(shot, t),
+                                          label_visibility="collapsed") or ids[0]
+        result = next(r for r in shot.versions if r.task_id == chosen)
+        version_player(result, now, CARD_VIDEO_HEIGHT)
+        prompt_line(result, client, cache_id)
+        rec = result.record
+        details = [f"v{shot.number_of(chosen)}" if len(ids) > 1 else "", short_id(result.task_id)]
+        if result.author:
+            details.append(f"by {markdown_text(result.author)}")
+        if rec is not None:
+            details += [model_as_written(rec, result.submission),
+                        f"{rec.resolution} · {rec.ratio} · {length_text(rec)}", result.cost,
+                        format_time(rec.created_at, tz)]
+        st.caption(" · ".join(d for d in details if d))
+        st.markdown(STATUS_BADGES[result.status_name] + (" :blue-badge[💾 kept]" if VIDEO_NAME in result.kept else "")
+                    + ("" if result.listed else " :gray-badge[no longer on the service]"))
+        review_widgets(journal, result, tz)
+        st.markdown(f"**Comments** ({len(result.comments)})")
+        review_comments.render(journal, result.task_id, result.comments, tz, on_change=lambda: None)
+        with st.container(horizontal=True, gap="small"):
+            if shot.number_of(chosen) > 1:
+                st.button("⇆ Compare with previous", key=f"review.compare_prev.{chosen}", type="tertiary",
+                          on_click=_compare_with_previous, args=(shot, chosen), width="content")
+            opened = st.button("🔍 Open alone", key=f"review.open.{chosen}", type="tertiary", width="content")
+        if opened:
+            st.query_params["task"] = chosen
+            st.rerun()
+
+
+def link_to_tasks(task_id: str) -> None:
+    pages.link(pages.TASKS, "Details in Tasks", icon="📋", query={"task": task_id})

@@ -1,0 +1,200 @@
+"""Make a reel on the Review page: the versions the person picks (the approved ones by default), in the order
+they set, one after another in one MP4 (dailies.reel), with slates and a burn-in if they want them.
+
+`render_reel_maker(results, journal, client, now)` draws it. Each version's video is its kept copy, else
+its live link (downloaded to a temporary folder); a version with neither is named and the reel is not
+made. The reel is kept on this machine in `reels_dir(journal)` (data dir/dashboard/reels/<scope>/), so it
+can be played and downloaded again later in the session and after it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+import streamlit as st
+
+from components.common import player
+from components.review.card import short_id
+from components.review.results import REEL_PREFIX, Result, shots_of
+from dailies.client import DailiesError
+from dailies.journal import STATUS_LABELS, Journal
+from dailies.journal.statuses import APPROVED
+from dailies.reel import DEFAULT_FPS, ReelShot, make_reel, parse_size, slate_lines
+from dailies.spec.results import VIDEO_NAME
+
+PICKED_KEY = "reel.picked"
+ORDER_KEY = "reel.order"
+SLATES_KEY = "reel.slates"
+BURN_IN_KEY = "reel.burn_in"
+SIZE_KEY = "reel.size"
+FPS_KEY = "reel.fps"
+LAST_KEY = "reel.last"
+SIZES = ("1280x720", "1920x1080", "854x480", "720x1280")
+FRAME_RATES = (24, 25, 30)
+EARLIER_SHOWN = 10
+REELS_KEPT = 20
+
+
+def reels_dir(journal: Journal) -> Path:
+    """Where this view's reels are kept: beside the journal, in a folder of the scope's own."""
+    root = journal.path.parent / "reels"
+    return root / journal.scope.folder if journal.scope is not None else root
+
+
+def _label(result: Result) -> str:
+    status = STATUS_LABELS.get(result.status_name, result.status_name)
+    prompt = result.prompt[:40] or "prompt unknown"
+    return f"{short_id(result.task_id)} · {status} · {prompt}"
+
+
+def default_picks(results: Sequence[Result]) -> list[str]:
+    """The approved versions, oldest first (the order they were made in)."""
+    approved = [r for r in results if r.status_name == APPROVED]
+    return [r.task_id for r in sorted(approved, key=lambda r: r.created_at)]
+
+
+def ordered(picked: list[str], order: dict[str, float]) -> list[str]:
+    """The picked ids sorted by the person's order numbers; ties and blanks keep the picking order."""
+    position = {task_id: index for index, task_id in enumerate(picked)}
+    return sorted(picked, key=lambda t: (order.get(t, position[t] + 1), position[t]))
+
+
+def _order_editor(picked: list[str], by_id: dict[str, Result]) -> list[str]:
+    """A table of the picked versions with an editable Order column; the reel's order."""
+    rows = [{"Order": index, "Version": _label(by_id[task_id]), "Task": task_id}
+            for index, task_id in enumerate(picked, 1)]
+    edited = st.data_editor(
+        rows, key=f"{ORDER_KEY}.{'|'.join(picked)}", hide_index=True, width="stretch", disabled=["Version", "Task"],
+        column_config={"Order": st.column_config.NumberColumn("Order", min_value=1, step=1,
+                                                              help="Lower plays first; change it to reorder"),
+                       "Task": None})
+    order = {row["Task"]: float(row["Order"]) for row in edited if row.get("Order") is not None}
+    return ordered(picked, order)
+
+
+def _sources(results: list[Result], versions: dict[str, str], client, now: float, folder: Path,
+             bar) -> list[ReelShot]:
+    """The reel's shots: each version's kept copy, else its live link downloaded into `folder`."""
+    shots: list[ReelShot] = []
+    missing: list[str] = []
+    for index, result in enumerate(results):
+        choice = player.choose(result.record, result.kept, now, on_service=result.listed)
+        path = choice.path
+        if path is None and choice.url and client is not None:
+            path = folder / f"{index:03d}.mp4"
+            bar.progress(0.0, text=f"Fetching {short_id(result.task_id)} ({index + 1} of {len(results)})…")
+            client.download(choice.url, path)
+        if path is None:
+            missing.append(f"{short_id(result.task_id)}: {choice.reason or 'no video'}")
+            continue
+        lines = slate_lines(versions.get(result.task_id),
+                            STATUS_LABELS.get(result.status_name), result.prompt, result.created_at or None)
+        shots.append(ReelShot(path, short_id(result.task_id), lines))
+    if missing:
+        raise ValueError("No video to put in the reel for " + "; ".join(missing))
+    return shots
+
+
+def version_labels(journal: Journal, results: Sequence[Result]) -> dict[str, str]:
+    """"v2" of each version, numbered within its shot as the Review page numbers them."""
+    return {r.task_id: f"v{shot.number_of(r.task_id)}" for shot in shots_of(journal, list(results))
+            for r in shot.versions}
+
+
+def make(results: list[Result], journal: Journal, client, now: float, *, slates: bool, burn_in: bool,
+         size: tuple[int, int], fps: int, bar, versions: dict[str, str] | None = None) -> Path:
+    """Render the reel of `results` in that order into reels_dir(journal); its path. `versions`: each
+    task's version label for its slate (default: numbered among `results`)."""
+    versions = version_labels(journal, results) if versions is None else versions
+    # A name of its own even for two reels begun in one second by two people: a name checked against
+    # finished files only handed both the same file.
+    out = reels_dir(journal) / f"{REEL_PREFIX}{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}.mp4"
+    with tempfile.TemporaryDirectory(prefix="dailies-reel-") as folder:
+        shots = _sources(results, versions, client, now, Path(folder), bar)
+        make_reel(shots, out, size=size, fps=fps, slates=slates, burn_in=burn_in,
+                  progress=lambda f: bar.progress(min(f, 1.0), text=f"Rendering the reel: {f * 100:.0f}%"))
+    _prune_reels(reels_dir(journal), keep=out)
+    return out
+
+
+def _prune_reels(folder: Path, keep: Path) -> None:
+    """The newest REELS_KEPT reels stay (the page offers the last and EARLIER_SHOWN before it); older
+    ones go, so reels do not pile up on the disk for ever. A shared reel has its own kept copy."""
+    reels = sorted(folder.glob(f"{REEL_PREFIX}*.mp4"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in reels[REELS_KEPT:]:
+        if old != keep:
+            old.unlink(missing_ok=True)
+
+
+def keep_for_sharing(journal: Journal, path: Path) -> str:
+    """Keep a reel in the journal like a result (its id is its file's stem, `reel-...`), so a share link
+    can hold it like any version: on this machine or in the team's bucket. Its id."""
+    reel_id = path.stem
+    if VIDEO_NAME not in journal.kept(reel_id):
+        copy = journal.keep_path(reel_id, VIDEO_NAME)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, copy)
+        journal.mark_kept(reel_id, VIDEO_NAME, copy)
+    return reel_id
+
+
+def _show(path: Path, journal: Journal | None = None, client=None) -> None:
+    st.video(str(path))
+    with path.open("rb") as file:
+        st.download_button("⬇️ Download the reel", data=file.read(), file_name=path.name, mime="video/mp4",
+                           key=f"reel.download.{path.name}")
+    st.caption(f"Kept as `{path}` ({path.stat().st_size / 1_000_000:.1f} MB)")
+    if journal is not None and st.toggle("🔗 Share this reel with a guest", key=f"reel.share.{path.stem}"):
+        from components.common.shares import public_url
+        from components.review.share_panel import render_share_panel
+
+        render_share_panel([keep_for_sharing(journal, path)], journal, client, public_url(),
+                           key=f"reel.share_panel.{path.stem}")
+
+
+def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: float) -> None:
+    """The reel maker: pick versions (approved by default), order them, choose slates and burn-in,
+    make the reel with a progress bar, then play and download it."""
+    by_id = {r.task_id: r for r in results}
+    picks = [t for t in st.session_state.get(PICKED_KEY, default_picks(results)) if t in by_id]
+    st.session_state[PICKED_KEY] = picks
+    picked = st.multiselect("Versions in the reel", list(by_id), key=PICKED_KEY, format_func=lambda t: _label(by_id[t]),
+                            help="The approved versions are picked at first; the order you pick them in is the "
+                                 "reel's order, and the table below changes it.")
+    order = _order_editor(picked, by_id) if len(picked) > 1 else picked
+    left, middle, right, far = st.columns(4)
+    slates = left.toggle("Slates", value=True, key=SLATES_KEY,
+                         help="A 1.5 s card before each shot: shot, version, status, prompt excerpt, date")
+    burn_in = middle.toggle("Burn-in", value=False, key=BURN_IN_KEY, help="Shot name and timecode on every frame")
+    size_text = right.selectbox("Frame size", SIZES, key=SIZE_KEY,
+                                help="Every shot is letterboxed into it, never stretched")
+    fps = far.selectbox("Frame rate", FRAME_RATES, index=FRAME_RATES.index(DEFAULT_FPS), key=FPS_KEY)
+    if st.button("🎬 Make reel", key="reel.make", disabled=not order, type="primary"):
+        bar = st.progress(0.0, text="Starting…")
+        try:
+            path = make([by_id[t] for t in order], journal, client, now, slates=slates, burn_in=burn_in,
+                        size=parse_size(size_text), fps=int(fps), bar=bar, versions=version_labels(journal, results))
+        except (ValueError, DailiesError, OSError) as exc:
+            bar.empty()
+            st.error(f"Could not make the reel: {exc}")
+        else:
+            bar.empty()
+            st.session_state[LAST_KEY] = str(path)
+            st.success(f"Made a reel of {len(order)} shot(s) at {time.strftime('%H:%M:%S')}")
+    last = st.session_state.get(LAST_KEY)
+    if last and Path(last).is_file():
+        _show(Path(last), journal, client)
+    earlier = sorted(reels_dir(journal).glob("reel-*.mp4"), reverse=True) if reels_dir(journal).is_dir() else []
+    earlier = [p for p in earlier if str(p) != last][:EARLIER_SHOWN]
+    if earlier:
+        with st.expander(f"Earlier reels ({len(earlier)})"):
+            chosen = st.selectbox("Reel", [None, *earlier], key="reel.earlier",
+                                  format_func=lambda p: "Pick one to play and download" if p is None else p.name)
+            if chosen is not None:
+                _show(chosen, journal, client)

@@ -1,0 +1,74 @@
+"""The review report of a selection (issue 25): "Prepare report" builds the PDF and the CSV
+(dailies.review_report) from the journal as it is now, then "Report (PDF)" and "Report (CSV)"
+download them. Nothing is built until asked: a PDF with thumbnails takes a moment, and most runs of
+the page never want one.
+
+Built on a button press, not in a download button's data callable: the callable runs on another
+thread, where an error could not be shown, and the journal is read in the page's own run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import streamlit as st
+
+from components.review.results import Result
+from dailies.journal import Journal
+from dailies.review_report import entries_from_journal, thumbnail_from_kept, to_csv, to_pdf
+
+KEY = "review.report"
+
+
+def build(results: Sequence[Result], journal: Journal, now: float,
+          title: str = "Review report") -> tuple[bytes, bytes]:
+    """The PDF and the CSV (UTF-8 with a byte order mark, so a spreadsheet reads Chinese right) of
+    these versions, in this order; thumbnails from their kept copies."""
+    ids = [r.task_id for r in results]
+    # Numbered among the page's results (every version of the shots shown), as the cards number them.
+    entries = entries_from_journal(
+        journal, ids, records={r.task_id: r.record for r in results},
+        thumbnails={r.task_id: thumbnail_from_kept(r.kept) for r in results},
+        prompts={r.task_id: r.prompt for r in results if r.prompt}, results=ids)
+    return to_pdf(entries, title, now=now), to_csv(entries).encode("utf-8-sig")
+
+
+def file_stem(now: float) -> str:
+    return "review-report-" + datetime.fromtimestamp(now, UTC).strftime("%Y%m%d-%H%M")
+
+
+def render_report_buttons(results: Sequence[Result], journal: Journal, now: float | None = None,
+                          key: str = KEY, title: str = "Review report") -> None:
+    """"Prepare report" for these versions, then the two downloads of what it built. A changed
+    selection asks to prepare again (the built report is kept per selection in the session)."""
+    now = time.time() if now is None else now
+    ids = tuple(r.task_id for r in results)
+    if not ids:
+        st.caption("Select versions to make a report of them.")
+        return
+    built_key = f"{key}.built"
+    built = st.session_state.get(built_key)
+    count = f"{len(ids)} version{'s' if len(ids) != 1 else ''}"
+    if st.button(f"Prepare report ({count})", key=f"{key}.prepare",
+                 help="A PDF (thumbnail, prompt, status, stars and comments with timecodes per version) and a CSV "
+                      "(a row per comment)."):
+        try:
+            with st.spinner("Preparing the report…"):
+                pdf, csv_bytes = build(results, journal, now, title)
+        except Exception as exc:  # the page goes on; the message says what failed
+            st.error(f"Could not prepare the report: {exc}")
+            st.session_state.pop(built_key, None)
+            return
+        built = st.session_state[built_key] = (ids, file_stem(now), pdf, csv_bytes)
+    if built is None or built[0] != ids:
+        return
+    _, stem, pdf, csv_bytes = built
+    left, right = st.columns(2)
+    with left:
+        st.download_button("Report (PDF)", pdf, file_name=f"{stem}.pdf", mime="application/pdf",
+                           key=f"{key}.pdf", on_click="ignore")
+    with right:
+        st.download_button("Report (CSV)", csv_bytes, file_name=f"{stem}.csv", mime="text/csv",
+                           key=f"{key}.csv", on_click="ignore")

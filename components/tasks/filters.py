@@ -1,0 +1,128 @@
+"""The filters of the Tasks page, mapped one to one onto the list endpoint's query (spec 4.2).
+
+Each widget keeps its value in `st.session_state["tasks.<name>"]` for the whole session
+(`persist_state="session"`), so the filters survive the table's auto refresh and a visit to
+another page. Changing a filter goes back to page 1: page 3 of another filter means nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from components.tasks.rows import parse_task_ids, status_label
+from dailies.journal import Journal
+from dailies.spec import limits as L
+from dailies.spec.catalog import model_ids
+from dailies.spec.statuses import LISTABLE_FILTERS
+
+STATUS_KEY = "tasks.status"
+TASK_IDS_KEY = "tasks.task_ids"
+MODEL_KEY = "tasks.model"
+ENDPOINT_KEY = "tasks.endpoint"
+TIER_KEY = "tasks.tier"
+PAGE_KEY = "tasks.page"
+PAGE_SIZE_KEY = "tasks.page_size"
+
+ALL_STATUSES = "all"
+ANY_MODEL = "any"
+
+TIER_HELP = {
+    "default": "online inference",
+    "flex": "offline inference; generation 2.0 has no flex tier",
+}
+
+
+@dataclass(frozen=True)
+class TaskFilters:
+    """What the table lists: the list endpoint's query, as the widgets set it."""
+
+    status: str | None = None
+    task_ids: tuple[str, ...] = ()
+    model: str | None = None
+    service_tier: str = "default"
+    page_num: int = L.PAGE_NUM_DEFAULT
+    page_size: int = L.PAGE_SIZE_DEFAULT
+
+    def list_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of `client.tasks.list`."""
+        return {
+            "page_num": self.page_num,
+            "page_size": self.page_size,
+            "status": self.status,
+            "task_ids": list(self.task_ids) or None,
+            "model": self.model,
+            "service_tier": self.service_tier,
+        }
+
+    def without_paging(self, page_size: int = L.PAGE_SIZE_MAX) -> TaskFilters:
+        """The same filters, first page, `page_size` rows (the charts look at up to 500 tasks)."""
+        return TaskFilters(self.status, self.task_ids, self.model, self.service_tier, 1, page_size)
+
+
+def _back_to_first_page() -> None:
+    st.session_state[PAGE_KEY] = 1
+
+
+def model_options(journal: Journal) -> list[str]:
+    """Catalog model ids, then the models and endpoint ids this dashboard has submitted to."""
+    options = [ANY_MODEL, *model_ids()]
+    return options + [model for model in journal.submitted_models() if model not in options]
+
+
+def render(journal: Journal) -> TaskFilters:
+    """Draw the filter bar; return the filters it sets."""
+    top = st.columns([2, 3, 3, 3])
+    with top[0]:
+        status = st.selectbox(
+            "Status", [ALL_STATUSES, *LISTABLE_FILTERS], key=STATUS_KEY, persist_state="session",
+            format_func=lambda s: "All statuses" if s == ALL_STATUSES else status_label(s),
+            on_change=_back_to_first_page,
+            help="`expired` is not a filter value of the API: expired tasks are listed only under All.",
+        )
+    with top[1]:
+        model = st.selectbox(
+            "Model", model_options(journal), key=MODEL_KEY, persist_state="session",
+            format_func=lambda m: "Any model" if m == ANY_MODEL else m, on_change=_back_to_first_page,
+            help="The filter matches the model id or endpoint id a task was created with. The record shows "
+                 "the model id even for tasks created through an endpoint (`ep-...`).",
+        )
+    with top[2]:
+        endpoint = st.text_input(
+            "…or endpoint id", key=ENDPOINT_KEY, persist_state="session", placeholder="ep-…",
+            on_change=_back_to_first_page, help="Any model id or endpoint id; wins over the Model box when filled.",
+        )
+    with top[3]:
+        tier = st.radio(
+            "Service tier", ["default", "flex"], key=TIER_KEY, persist_state="session", horizontal=True,
+            format_func=lambda t: f"{t} · {TIER_HELP[t].split(' ')[0]}", on_change=_back_to_first_page,
+            help="default: " + TIER_HELP["default"] + ". flex: " + TIER_HELP["flex"] + ".",
+        )
+        st.caption("flex tasks are listed only under **flex**: the API lists one tier at a time and "
+                   "defaults to `default`.")
+
+    bottom = st.columns([5, 2, 2])
+    with bottom[0]:
+        ids_text = st.text_area(
+            "Task ids", key=TASK_IDS_KEY, persist_state="session", height=68,
+            placeholder="cgt-… one per line, or separated by commas", on_change=_back_to_first_page,
+        )
+    with bottom[1]:
+        page = st.number_input("Page", min_value=L.PAGE_NUM_MIN, max_value=L.PAGE_NUM_MAX, step=1,
+                               key=PAGE_KEY, persist_state="session")
+    with bottom[2]:
+        page_size = st.number_input("Per page", min_value=L.PAGE_SIZE_MIN, max_value=L.PAGE_SIZE_MAX,
+                                    value=L.PAGE_SIZE_DEFAULT, step=10, key=PAGE_SIZE_KEY, persist_state="session",
+                                    on_change=_back_to_first_page)
+
+    chosen_model = endpoint.strip() or (None if model == ANY_MODEL else model)
+    return TaskFilters(
+        status=None if status == ALL_STATUSES else status,
+        task_ids=tuple(parse_task_ids(ids_text)),
+        model=chosen_model,
+        service_tier=tier,
+        page_num=int(page),
+        page_size=int(page_size),
+    )

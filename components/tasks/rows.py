@@ -1,0 +1,104 @@
+"""The task table's rows and filters' words: status emoji and label, active tasks, typed task ids,
+ages, countdown cells. Pure functions (pandas, no Streamlit), so the table and the tests share them;
+how a record reads on every page (times, length, model, prompt, cost) is `components.common.records`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from datetime import tzinfo
+
+import pandas as pd
+
+from components.common import countdown as cd
+from components.common.records import cost_of, length_text, local_time, model_as_written, prompt_of, tokens
+from dailies.journal import Submission
+from dailies.spec.catalog import Region
+from dailies.spec.models import TaskRecord, TaskRequest
+from dailies.spec.prices import Charge
+from dailies.spec.statuses import ACTIVE, TaskStatus
+
+STATUS_EMOJI: dict[str, str] = {
+    TaskStatus.QUEUED: "⏳",
+    TaskStatus.RUNNING: "⚙️",
+    TaskStatus.SUCCEEDED: "✅",
+    TaskStatus.FAILED: "❌",
+    TaskStatus.CANCELLED: "🚫",
+    TaskStatus.EXPIRED: "⌛",
+}
+
+# The table's columns, in order. Tests and column_config refer to these names.
+COLUMNS = ("status", "id", "prompt", "link expires", "deadline", "model", "resolution", "ratio", "length", "tokens",
+           "cost", "created", "updated", "record deleted", "kept")
+
+
+def status_label(status: str) -> str:
+    """'✅ succeeded'."""
+    return f"{STATUS_EMOJI.get(status, '•')} {status}"
+
+
+def is_active(record: TaskRecord) -> bool:
+    """Queued or running: its row still changes, so the table keeps refreshing."""
+    return record.status in ACTIVE
+
+
+def any_active(records: Iterable[TaskRecord]) -> bool:
+    return any(is_active(r) for r in records)
+
+
+def parse_task_ids(text: str) -> list[str]:
+    """Task ids typed one per line, or separated by commas or spaces; duplicates dropped, order kept."""
+    seen: dict[str, None] = {}
+    for part in re.split(r"[\s,;]+", text or ""):
+        part = part.strip().strip("'\"")
+        if part:
+            seen.setdefault(part)
+    return list(seen)
+
+
+def format_age(seconds: float) -> str:
+    """'just now', '4 min ago', '3 h 5 min ago', '2 d 1 h ago'."""
+    if seconds < 60:
+        return "just now"
+    return f"{cd.format_remaining(seconds)} ago"
+
+
+def _countdown_cell(record: TaskRecord, kind: cd.Kind, now: float) -> str:
+    clock = cd.countdown(record, kind, now)
+    if clock is None:
+        return ""
+    return f"{clock.emoji} {cd.format_remaining(clock.remaining_s)}"
+
+
+def table_rows(records: Iterable[TaskRecord], submissions: Mapping[str, Submission], kept_ids: set[str],
+               now: float, tz: tzinfo, stored: Mapping[str, TaskRequest] | None = None,
+               charges: Mapping[str, Charge] | None = None, region: Region | None = None) -> pd.DataFrame:
+    """The rows of the task table, one per record, in the order given (the service's: newest first).
+    `stored`: the service's stored requests of tasks not submitted from here, for their prompts.
+    `charges`: the service's ledger lines, the cost of the tasks they cover; `region`: the service's,
+    whose prices the other rows are priced at."""
+    stored = stored or {}
+    charges = charges or {}
+    rows = []
+    for r in records:
+        rows.append({
+            "status": status_label(r.status),
+            "id": r.id,
+            "prompt": prompt_of(submissions.get(r.id), stored.get(r.id)),
+            "model": model_as_written(r, submissions.get(r.id)),
+            "resolution": r.resolution or "",
+            "ratio": r.ratio or "",
+            "length": length_text(r),
+            "tokens": tokens(r),
+            "cost": cost_of(r, submissions.get(r.id), charges.get(r.id), region),
+            "created": local_time(r.created_at, tz),
+            "updated": local_time(r.updated_at, tz),
+            "deadline": _countdown_cell(r, "execution", now),
+            "link expires": _countdown_cell(r, "result_url", now),
+            "record deleted": _countdown_cell(r, "record", now),
+            "kept": "💾" if r.id in kept_ids else "",
+        })
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame["tokens"] = frame["tokens"].astype("Int64")
+    return frame

@@ -11,6 +11,7 @@ For one person the dashboard gets the service's own key (ARK_API_KEY), so it wor
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
@@ -25,6 +26,7 @@ from pathlib import Path
 import httpx
 
 from .api_keys import mask as mask_key
+from .log_format import LOG_FORMAT_ENV
 from .service import keys as key_store
 
 # Set (to 1) in the dashboard's environment for a dashboard shared by a team: it has no default key.
@@ -72,27 +74,34 @@ def dashboard_script() -> Path:
     return Path(dashboard.__file__).resolve().parent / "server.py"
 
 
-def streamlit_command(port: int, host: str = "127.0.0.1", headless: bool = True) -> list[str]:
+def streamlit_command(port: int, host: str = "127.0.0.1", headless: bool = True, log_format: str = "text") -> list[str]:
     """`streamlit run` of the dashboard with its settings as flags, so they hold whatever directory
     it starts from (.streamlit/config.toml only applies when started from the repository). Uploads
     may be 30 MB images (spec section 8), Base64 inflates them, hence 64 MB. The toolbar is
     minimal: "Deploy" means nothing to the people using Dailies. No full garbage collection after every
     script run: with pandas, altair and pydantic loaded it holds the GIL for 100-400 ms on 2 cores, after
     the script has finished and before the browser hears so (bench/dashboard.py); Python's own
-    generational collection still runs."""
-    return [sys.executable, "-m", "streamlit", "run", str(dashboard_script()),
+    generational collection still runs. A JSON log (`log_format`, with DAILIES_LOG_FORMAT=json in the
+    environment: `dashboard_env`) runs it through dailies/streamlit_logs.py, which makes Streamlit's
+    loggers JSON first."""
+    runner = "dailies.streamlit_logs" if log_format == "json" else "streamlit"
+    return [sys.executable, "-m", runner, "run", str(dashboard_script()),
             "--server.port", str(port), "--server.address", host, "--server.headless", str(headless).lower(),
             "--server.maxUploadSize", "64", "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal",
             "--runner.postScriptGC", "false", "--theme.base", "dark", "--theme.primaryColor", "#f5a524"]
 
 
 def dashboard_env(base: dict[str, str], api_url: str | None, key: str | None, data_dir: Path | None,
-                  team: bool, database_url: str | None = None, storage: str | None = None) -> dict[str, str]:
+                  team: bool, database_url: str | None = None, storage: str | None = None,
+                  log_format: str | None = None) -> dict[str, str]:
     """The dashboard's environment: where the service is, the data directory, where the journal
     keeps its rows and files (a database URL and a bucket shared by a team's dashboards; SQLite and
     folders in the data directory otherwise: dailies.journal), and its default key, which a team
-    dashboard never has (not even one inherited from the caller's environment)."""
+    dashboard never has (not even one inherited from the caller's environment); the log's format
+    (DAILIES_LOG_FORMAT, dailies/log_format.py) when given."""
     env = dict(base)
+    if log_format is not None:
+        env[LOG_FORMAT_ENV] = log_format
     if api_url is not None:
         env["ARK_BASE_URL"] = api_url
     if data_dir is not None:
@@ -220,34 +229,44 @@ def stop_processes(procs: list[subprocess.Popen]) -> None:
             proc.kill()
 
 
-def serve_command(data_dir: Path, host: str, api_port: int, workers: int | None, team: bool = False) -> list[str]:
+def serve_command(data_dir: Path, host: str, api_port: int, slots: int | None, team: bool = False,
+                  log_format: str = "text") -> list[str]:
     """The `dailies serve` that `dailies up` runs. One person's `dailies up` is the one place loopback
     callbacks are allowed without the operator asking (a demo's receiver runs on the same machine);
     with `--team` other people set callback URLs, and one on loopback would probe this machine's ports."""
-    command = [sys.executable, "-m", "dailies.cli", "serve", "--host", host, "--port", str(api_port),
-               "--data-dir", str(data_dir), "--log-file", str(data_dir / "service.log")]
+    command = [sys.executable, "-m", "dailies", "serve", "--host", host, "--port", str(api_port),
+               "--data-dir", str(data_dir), "--log-file", str(data_dir / "service.log"), "--log-format", log_format]
     if not team:
         command.append("--allow-loopback-callbacks")
-    if workers is not None:
-        command += ["--workers", str(workers)]
+    if slots is not None:
+        command += ["--slots", str(slots)]
     return command
 
 
-def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1", workers: int | None = None,
-           open_browser: bool = False, team: bool = False) -> int:
+def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1", slots: int | None = None,
+           open_browser: bool = False, team: bool = False, log_format: str = "text") -> int:
+    """Both children; the service's log in data_dir/service.log, the dashboard's on this stderr, both in
+    `log_format` (as this process's own lines on stderr: the banner stays on stdout)."""
+
+    def problem(text: str) -> None:
+        if log_format == "json":
+            logging.getLogger("dailies.up").error(text)
+        else:
+            print(text, file=sys.stderr)
+
     try:
         check_port_free(host, api_port, "service")
         check_port_free(host, ui_port, "dashboard")
     except PortTaken as exc:
-        print(f"dailies up: {exc}", file=sys.stderr)
+        problem(f"dailies up: {exc}")
         return 2
     data_dir = data_dir.resolve()
     key = local_key(data_dir)
     api_url = f"http://{host}:{api_port}"
     env = {k: v for k, v in os.environ.items() if k != "DAILIES_API_KEYS"}
-    serve_cmd = serve_command(data_dir, host, api_port, workers, team)
-    ui_env = dashboard_env(env, f"{api_url}/api/v3", key, data_dir, team)
-    ui_cmd = streamlit_command(ui_port, host, headless=not open_browser)
+    serve_cmd = serve_command(data_dir, host, api_port, slots, team, log_format)
+    ui_env = dashboard_env(env, f"{api_url}/api/v3", key, data_dir, team, log_format=log_format)
+    ui_cmd = streamlit_command(ui_port, host, headless=not open_browser, log_format=log_format)
     procs: list[subprocess.Popen] = []
     stopping = False
 
@@ -274,14 +293,13 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
         while not stopping:
             for proc, what in zip(procs, ("service", "dashboard"), strict=True):
                 if proc.poll() is not None:
-                    print(f"dailies up: the {what} stopped (code {proc.returncode}); stopping the rest.",
-                          file=sys.stderr)
+                    problem(f"dailies up: the {what} stopped (code {proc.returncode}); stopping the rest.")
                     return 1
             time.sleep(0.3)
         print("Stopping…", flush=True)
         return 0
     except RuntimeError as exc:
-        print(f"dailies up: {exc}", file=sys.stderr)
+        problem(f"dailies up: {exc}")
         return 1
     finally:
         forget_running_dashboard(data_dir)

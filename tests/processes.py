@@ -68,7 +68,7 @@ class Serve(Process):
                  api_keys: str = "", extra_args: tuple[str, ...] = ()) -> None:
         self.port = free_port()
         # Tests' receivers listen on loopback, which `dailies serve` refuses unless allowed.
-        super().__init__(["serve", "--port", str(self.port), "--data-dir", str(data_dir), "--workers", str(workers),
+        super().__init__(["serve", "--port", str(self.port), "--data-dir", str(data_dir), "--slots", str(workers),
                           "--stale-after", str(stale_after), "--allow-loopback-callbacks", *extra_args],
                          data_dir, f"serve-{self.port}.log", {"DAILIES_API_KEYS": api_keys, **(env or {})})
         deadline = time.monotonic() + 60

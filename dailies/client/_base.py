@@ -13,7 +13,6 @@ from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date
-from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -21,6 +20,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from dailies import __version__  # written once, there (the package's metadata reads it too)
 from dailies.spec import limits
 from dailies.spec.catalog import find_model
 from dailies.spec.models import (
@@ -66,11 +66,7 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def _user_agent() -> str:
-    try:
-        version = metadata.version("dailies")
-    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
-        version = "0+unknown"
-    return f"dailies-client/{version}"
+    return f"dailies-client/{__version__}"
 
 
 USER_AGENT = _user_agent()

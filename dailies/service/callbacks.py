@@ -32,6 +32,7 @@ import httpx
 from sqlalchemy import Connection, Row, func, insert, select, update
 from sqlalchemy.orm import aliased
 
+from .. import log_format
 from ..netguard import BlockedAddress, Pinned, pinned
 from ..spec import limits as L
 from ..spec.statuses import CALLBACK_STATUSES, RETRIED_CALLBACK_STATUSES
@@ -194,7 +195,8 @@ class CallbackQueue:
                     self.stop_event.wait(streak.failed(exc))
                     continue
                 try:
-                    self.deliver(http, event)
+                    with log_format.for_task(event.task_id):
+                        self.deliver(http, event)
                     streak.ok()
                 except Exception as exc:
                     # Recording the outcome failed (a database error): keep this deliverer alive;

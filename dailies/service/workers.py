@@ -36,6 +36,7 @@ from typing import TypeVar
 
 from sqlalchemy import Row
 
+from .. import log_format
 from ..generator.inputs import InputError
 from ..generator.protocol import Generator, RenderCancelled, RenderJob, RenderPostponed, RenderResult
 from ..spec.models import CreateTaskRequest
@@ -221,17 +222,18 @@ class WorkerPool:
         lost = lost if lost is not None else self.running.add(row.id, worker_id)
         scratch = self.settings.scratch_dir / f"{row.id}-{worker_id}"
         started = time.monotonic()
-        try:
-            self._render_and_store(row, worker_id, lost, scratch)
-        except _GiveUp as exc:
-            log.warning("task %s left as it is: %s", row.id, exc)
-        except Exception:
-            log.exception("recording the outcome of %s failed", row.id)
-        finally:
-            self.running.remove(row.id)
-            shutil.rmtree(scratch, ignore_errors=True)
-            if self.metrics is not None:
-                self.metrics.render_seconds.observe(time.monotonic() - started)
+        with log_format.for_task(row.id):  # what is logged about it carries its id (a JSON log's task_id)
+            try:
+                self._render_and_store(row, worker_id, lost, scratch)
+            except _GiveUp as exc:
+                log.warning("task %s left as it is: %s", row.id, exc)
+            except Exception:
+                log.exception("recording the outcome of %s failed", row.id)
+            finally:
+                self.running.remove(row.id)
+                shutil.rmtree(scratch, ignore_errors=True)
+                if self.metrics is not None:
+                    self.metrics.render_seconds.observe(time.monotonic() - started)
 
     def _render_and_store(self, row: Row, worker_id: str, lost: threading.Event, scratch) -> None:
         clock = self.settings.clock

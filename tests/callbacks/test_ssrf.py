@@ -54,7 +54,8 @@ async def test_loopback_is_refused_by_default_and_delivered_when_allowed(open_en
 
 
 def test_dailies_serve_refuses_loopback_callbacks_unless_asked(tmp_path, capsys):
-    from dailies.cli import build_parser, serve_settings
+    from dailies.cli import build_parser
+    from dailies.cli.processes import serve_settings
 
     def settings(*flags: str):
         return serve_settings(build_parser().parse_args(["serve", "--data-dir", str(tmp_path), *flags]))

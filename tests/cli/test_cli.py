@@ -78,7 +78,7 @@ def test_create_refuses_an_invalid_request_before_sending(ark_env):
 def test_a_wait_that_ends_before_its_task_says_how_to_follow_it_again(ark_env, monkeypatch):
     """The wait's timeout (exit 3), the service out of reach until the wait's end (4), Ctrl-C (130):
     the task goes on, and the message names it and `dailies wait` (exit 1 is the task failing)."""
-    from dailies.cli_client import EXIT_INTERRUPTED, EXIT_UNREACHABLE, EXIT_WAIT_TIMEOUT
+    from dailies.cli.tasks import EXIT_INTERRUPTED, EXIT_UNREACHABLE, EXIT_WAIT_TIMEOUT
     from dailies.client import Client
 
     code, out, _ = run("create", "--prompt", "a slow kite", "--resolution", "480p", "--duration", "4")
@@ -341,7 +341,7 @@ def test_a_shared_journal_database_without_a_bucket_is_warned_about():
 def test_wait_arguments_out_of_range_are_refused_before_anything_is_sent(ark_env, capsys, monkeypatch):
     """`create --wait --poll 0` used to create the task, then die in the wait with a traceback and
     without its id: the numbers are checked as the arguments are read (exit 2), no client is made."""
-    from dailies import cli_client
+    from dailies.cli import tasks as cli_client
 
     def no_client(*args, **kwargs):
         raise AssertionError("a client was made: something may have been sent")
@@ -399,7 +399,7 @@ def test_ordinary_mistakes_are_one_line_and_exit_2(ark_env, tmp_path, monkeypatc
 
 
 def test_ctrl_c_in_any_command_is_one_line_and_exit_130(ark_env, monkeypatch):
-    from dailies import cli_client
+    from dailies.cli import tasks as cli_client
     from dailies.service import keys
 
     def interrupted(*args, **kwargs):

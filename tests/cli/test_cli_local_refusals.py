@@ -11,8 +11,8 @@ import sys
 import httpx
 import pytest
 
-from dailies import cli_client
 from dailies.cli import main
+from dailies.cli import tasks as cli_client
 from dailies.spec.strict_json import JsonRefused, parse_strict_json
 
 from .running import run

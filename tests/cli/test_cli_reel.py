@@ -8,7 +8,7 @@ import json
 import av
 import pytest
 
-from dailies.cli_reel import JOURNAL_NAME, short_title, status_label, version_label
+from dailies.cli.reel import JOURNAL_NAME, short_title, status_label, version_label
 from dailies.journal import Journal, Scope
 from dailies.spec.results import VIDEO_NAME
 

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from dailies.cli_share import duration
+from dailies.cli.share import duration
 from dailies.journal import Journal, Scope, ShareRefused
 from dailies.spec.results import VIDEO_NAME
 

@@ -1,4 +1,5 @@
-"""`dailies budget` and `dailies spend`: what a project or a member may spend, and what was spent.
+"""`dailies budget` and `dailies spend`: what a project or a member may spend, and what was spent;
+`dailies upstream`: a gateway's upstream keys, whose spend `dailies spend --upstream` shows.
 
 They work on the service's database directly (SQLite in --data-dir, or --database-url), as
 `dailies keys` does: an operator's commands, not a member's.
@@ -14,12 +15,12 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from . import cli_team
-from .cli_client import CommandRefused
+from . import team
+from .tasks import CommandRefused
 
 
 def _engine(args: argparse.Namespace):
-    return cli_team.open_service_database(args)
+    return team.open_service_database(args)
 
 
 def _members(args: argparse.Namespace, engine) -> dict[str, set[str]]:
@@ -27,9 +28,9 @@ def _members(args: argparse.Namespace, engine) -> dict[str, set[str]]:
     database's key table for a shared database, else the data directory's keys file."""
     from sqlalchemy import select
 
-    from .service import keys as key_store
-    from .service.db import api_keys
-    from .service.settings import key_options_from_environment, keys_from_environment
+    from ..service import keys as key_store
+    from ..service.db import api_keys
+    from ..service.settings import key_options_from_environment, keys_from_environment
 
     def name(options) -> str | None:
         return options.name if options is not None else None
@@ -67,7 +68,7 @@ def _check_budget_target(args: argparse.Namespace, engine) -> None:
 def _check_currency_change(args: argparse.Namespace, engine) -> None:
     """A budget holds one currency: one in another replaces it and forgets what it kept count of in the
     first, so that takes --force (a member's refusal in the other currency is no reason on its own)."""
-    from .service import budgets
+    from ..service import budgets
 
     if args.force:
         return
@@ -100,7 +101,7 @@ def _day(text: str) -> date:
 
 
 def cmd_budget(args: argparse.Namespace) -> int:
-    from .service import budgets
+    from ..service import budgets
 
     engine = _engine(args)
     try:
@@ -133,7 +134,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
 
 
 def cmd_spend(args: argparse.Namespace) -> int:
-    from .service import budgets
+    from ..service import budgets
 
     if args.upstream:
         return _upstream_spend(args)
@@ -172,7 +173,7 @@ def cmd_spend(args: argparse.Namespace) -> int:
 
 def _upstream_spend(args: argparse.Namespace) -> int:
     """A gateway's spend per upstream key, every project, from the upstream's usage."""
-    from .service import budgets
+    from ..service import budgets
 
     engine = _engine(args)
     try:
@@ -209,7 +210,7 @@ def register(sub, default_data_dir: Path) -> None:
     budget.add_argument("--force", action="store_true",
                         help="set: accept a project no key belongs to, or a --key name no key of it has")
     budget.add_argument("--data-dir", type=Path, default=default_data_dir)
-    cli_team.add_backend_arguments(budget, storage=False)
+    team.add_backend_arguments(budget, storage=False)
     budget.set_defaults(func=cmd_budget)
 
     spend = sub.add_parser("spend", help="what a project spent, per day, member and model")
@@ -218,5 +219,68 @@ def register(sub, default_data_dir: Path) -> None:
     spend.add_argument("--since", type=_day, help="from this day (YYYY-MM-DD, UTC)")
     spend.add_argument("--csv", action="store_true", help="CSV on standard output")
     spend.add_argument("--data-dir", type=Path, default=default_data_dir)
-    cli_team.add_backend_arguments(spend, storage=False)
+    team.add_backend_arguments(spend, storage=False)
     spend.set_defaults(func=cmd_spend)
+
+
+def register_upstream(sub, default_data_dir: Path) -> None:
+    up = sub.add_parser("upstream", help="a gateway's upstream keys, stored encrypted in the database",
+                        description="The team's Ark / ModelArk keys for `--upstream`, kept in the service's database "
+                                    "encrypted with DAILIES_UPSTREAM_SECRET (never stored). Keys of "
+                                    "DAILIES_UPSTREAM_KEYS come first, then these by priority (lower first). Services "
+                                    "read them at start.")
+    up.add_argument("action", choices=["add", "list", "remove", "new-secret"])
+    up.add_argument("--name", help="the key's name (shown; the key never is)")
+    up.add_argument("--key", help="the upstream API key (add); left out or `-`: read from standard input, "
+                                   "so it stays out of the shell's history and the process list")
+    up.add_argument("--priority", type=int, default=100, help="lower is used first (default 100)")
+    up.add_argument("--data-dir", type=Path, default=default_data_dir)
+    team.add_backend_arguments(up, storage=False)
+    up.set_defaults(func=cmd_upstream)
+
+
+def _read_secret(what: str) -> str:
+    """A secret from standard input: asked for without echo on a terminal, else its first line (a pipe,
+    a file, a secret manager's output)."""
+    if sys.stdin.isatty():
+        import getpass
+
+        return getpass.getpass(f"{what}: ").strip()
+    return sys.stdin.readline().strip()
+
+
+def cmd_upstream(args: argparse.Namespace) -> int:
+    from ..service import upstream_keys
+
+    if args.action == "new-secret":
+        print(upstream_keys.new_secret())
+        print(f"(set it as {upstream_keys.SECRET_ENV} on every API node and worker; keep it out of the database)")
+        return 0
+    engine = team.open_service_database(args)
+    try:
+        if args.action == "add":
+            if not args.name:
+                raise SystemExit("dailies upstream add: --name is required")
+            key = args.key if args.key not in (None, "-") else _read_secret("upstream API key")
+            if not key:
+                raise SystemExit("dailies upstream add: no key given (--key, or the key on standard input)")
+            try:
+                upstream_keys.add(engine, args.name, key, args.priority)
+            except ValueError as exc:
+                raise SystemExit(f"dailies upstream add: {exc}") from None
+            print(f"upstream key {args.name} stored (encrypted); services use it from their next start")
+        elif args.action == "remove":
+            if not args.name or not upstream_keys.remove(engine, args.name):
+                print("No such upstream key.", file=sys.stderr)
+                return 1
+            print(f"upstream key {args.name} removed; services stop using it from their next start")
+        else:
+            stored = upstream_keys.listed(engine)
+            if not stored:
+                print("No upstream keys in the database (DAILIES_UPSTREAM_KEYS may give some).")
+            for key in stored:
+                health = f"set aside: {key.set_aside}" if key.set_aside else "ok"
+                print(f"{key.name:<16} priority {key.priority:<4} {key.masked:<14} {health}")
+        return 0
+    finally:
+        engine.dispose()

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_args
 
-from .client import (
+from ..client import (
     API_KEY_ENV,
     BASE_URL_ENV,
     Client,
@@ -28,11 +28,11 @@ from .client import (
     environment_defaults,
     normalize_base_url,
 )
-from .client._base import poll_failed_for_now
-from .spec.media import encode_data_url, image_mime
-from .spec.models import ServiceTier, StoredMediaUrl, TaskRecord, TaskRequest
-from .spec.statuses import DELETABLE, LISTABLE_FILTERS, TaskStatus
-from .spec.validation import check_create_body
+from ..client._base import poll_failed_for_now
+from ..spec.media import encode_data_url, image_mime
+from ..spec.models import ServiceTier, StoredMediaUrl, TaskRecord, TaskRequest
+from ..spec.statuses import DELETABLE, LISTABLE_FILTERS, TaskStatus
+from ..spec.validation import check_create_body
 
 
 class CommandRefused(Exception):
@@ -134,7 +134,7 @@ def build_body(args: argparse.Namespace) -> dict[str, Any]:
         # json.loads would quietly keep the last of a key given twice (a body the service refuses,
         # sent and billed as another) or take NaN. Refused here in the service's words, naming the
         # field, --no-local-check or not.
-        from .spec.strict_json import JsonRefused, parse_strict_json
+        from ..spec.strict_json import JsonRefused, parse_strict_json
 
         try:
             body = parse_strict_json(raw)

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cli_client import NO_API_KEY, CommandRefused, add_connection_args, make_client
-from .client import APIError, Client, DailiesError, NotFoundError, environment_defaults, normalize_base_url
-from .reel import DEFAULT_FPS, DEFAULT_SIZE, SLATE_SECONDS, ReelShot, make_reel, parse_size, reel_duration, slate_lines
-from .spec.results import VIDEO_NAME
-from .spec.statuses import TaskStatus
+from ..client import APIError, Client, DailiesError, NotFoundError, environment_defaults, normalize_base_url
+from ..reel import DEFAULT_FPS, DEFAULT_SIZE, SLATE_SECONDS, ReelShot, make_reel, parse_size, reel_duration, slate_lines
+from ..spec.results import VIDEO_NAME
+from ..spec.statuses import TaskStatus
+from .tasks import NO_API_KEY, CommandRefused, add_connection_args, make_client
 
 JOURNAL_NAME = Path("dashboard") / "journal.sqlite3"
 
@@ -44,7 +44,7 @@ def short_title(task_id: str) -> str:
 def open_journal(data_dir: Path):
     """The dashboard's journal in `data_dir`, or the team's (DAILIES_DATABASE_URL); None when there is
     neither (nothing is created for a reel)."""
-    from .journal import DATABASE_ENV, Journal
+    from ..journal import DATABASE_ENV, Journal
 
     path = data_dir / JOURNAL_NAME
     if not path.is_file() and not os.environ.get(DATABASE_ENV):
@@ -60,7 +60,7 @@ def _is_environment_default(base_url: str, api_key: str) -> bool:
     """Whether the connection is the environment's (ARK_BASE_URL and ARK_API_KEY) outside a team: the
     dashboard's default connection in single-user mode, the one that also sees the journal's rows from
     before scopes (components/connection.py `current`)."""
-    from .launcher import team_mode_in
+    from ..launcher import team_mode_in
 
     env_base_url, env_key = environment_defaults(os.environ)
     if team_mode_in(os.environ) or not env_key or api_key != env_key:
@@ -75,9 +75,9 @@ def key_scope(client: Client, api_key: str):
     """The journal scope of the key, as the dashboard picks it: its project's on a Dailies service that
     names one, else the key's own (a service with no `/me`, one that refuses the key, or one that gives
     no answer now: a reel only reads, and the key's own rows are its own)."""
-    from .client import APIConnectionError, APIStatusError, InternalServerError, RateLimitError
-    from .journal import Scope
-    from .spec.catalog import region_of_host
+    from ..client import APIConnectionError, APIStatusError, InternalServerError, RateLimitError
+    from ..journal import Scope
+    from ..spec.catalog import region_of_host
 
     include_unscoped = _is_environment_default(client.base_url, api_key)
     if region_of_host(client.base_url) is None:  # Ark's and ModelArk's hosts have no /dailies/v1
@@ -129,8 +129,8 @@ def status_label(journal: Any, task_id: str) -> str | None:
     """The review status's label ("Approved"), "Pending review" when none was set; None without a journal."""
     if journal is None:
         return None
-    from .journal import STATUS_LABELS
-    from .journal.statuses import PENDING
+    from ..journal import STATUS_LABELS
+    from ..journal.statuses import PENDING
 
     change = journal.statuses([task_id]).get(task_id)
     return STATUS_LABELS.get(change.status if change is not None else PENDING)

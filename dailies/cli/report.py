@@ -13,15 +13,15 @@ import os
 import sys
 from pathlib import Path
 
-from .cli_client import check_output_file
+from .tasks import check_output_file
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from .journal import Journal
-    from .review_report import entries_from_journal, thumbnail_from_kept, to_csv, to_pdf
-    from .spec.models import TaskRecord
+    from ..journal import Journal
+    from ..review_report import entries_from_journal, thumbnail_from_kept, to_csv, to_pdf
+    from ..spec.models import TaskRecord
 
     if args.csv is None and args.pdf is None:
         raise SystemExit("dailies report: give --pdf FILE and/or --csv FILE")

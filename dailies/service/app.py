@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .. import __version__, log_format
 from ..generator.protocol import Generator
 from . import own_api, upstream_callbacks
 from .api_errors import ApiError, dependency_unavailable
@@ -50,7 +51,7 @@ def create_app(settings: Settings, generator: Generator | None = None, start_bac
 
     app = FastAPI(
         title="Dailies video task service",
-        version="0.1.0",
+        version=__version__,
         description="Asynchronous video generation tasks (Ark-compatible `/api/v3`). Results are "
                     "rendered by the Dailies preview renderer, not by a real model.",
         lifespan=lifespan,
@@ -199,6 +200,7 @@ class RequestLog:
             return
         request_id = uuid.uuid4().hex[:20]
         scope.setdefault("state", {})["request_id"] = request_id
+        log_format.request_id.set(request_id)  # lines logged for it carry it (a task per request: no reset)
         started = time.perf_counter()
         status = 0
 

@@ -24,6 +24,7 @@ from ..generator.protocol import Generator
 from . import own_api, upstream_callbacks
 from .api_errors import ApiError, dependency_unavailable
 from .faults import dependency_down, describe
+from .metrics import RequestDurations, route_template
 from .openapi import install_openapi
 from .routes import router
 from .services import Services
@@ -66,7 +67,7 @@ def create_app(settings: Settings, generator: Generator | None = None, start_bac
     install_openapi(app)
     _install_error_handlers(app)
     app.add_middleware(OutageAnswers)  # inside the request log (added later: outermost)
-    app.add_middleware(RequestLog, enabled=settings.log_requests)
+    app.add_middleware(RequestLog, enabled=settings.log_requests, durations=services.metrics.serve_requests())
     return app
 
 
@@ -184,15 +185,17 @@ class OutageAnswers:
 
 class RequestLog:
     """Gives every HTTP request an id (`request.state.request_id`, the `X-Request-Id` header unless
-    the response set one) and, when enabled, logs one line per answered request.
+    the response set one), times it into `durations` (metrics.RequestDurations: by route template and
+    status) and, when enabled, logs one line per answered request.
 
     A pure ASGI middleware: `@app.middleware("http")` (BaseHTTPMiddleware) runs each request in
     an extra task with memory streams, measured at 0.3 to 1 ms of CPU per request, more than the
     create's own work."""
 
-    def __init__(self, app: ASGIApp, enabled: bool) -> None:
+    def __init__(self, app: ASGIApp, enabled: bool, durations: RequestDurations | None = None) -> None:
         self.app = app
         self.enabled = enabled
+        self.durations = durations
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -213,7 +216,14 @@ class RequestLog:
                     headers.append("X-Request-Id", request_id)
             await send(message)
 
-        await self.app(scope, receive, send_with_id)
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            # Timed here, outermost but for the 500 handler: an exception going on up is the 500
+            # that handler answers, and a request with no answer started is counted as one too.
+            if self.durations is not None:
+                self.durations.observe(scope["method"], route_template(scope), status or 500,
+                                       time.perf_counter() - started)
         # An exception propagating from here is answered (and logged) by the 500 handler instead.
         if self.enabled and status:
             log.info("%s %s -> %d in %.1f ms (request %s)", scope["method"], loggable(scope["path"]), status,

@@ -10,6 +10,9 @@ Two kinds, so that every figure is true however many processes run:
   its own (never the global one: tests run many services in one process). Prometheus scrapes every
   process, and sum() over them is the deployment's figure. A task outcome is counted once the
   transaction that records it has committed (`task_ended`).
+- The standard figures of the process (`process_*`: CPU, memory, open files, start time;
+  `python_gc_*`; `python_info`), on every registry, and on an API node the duration of each answered
+  request by method, route template and status (`RequestDurations`, measured by app.py's request log).
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 from sqlalchemy import Connection, Engine, event, func, select
 
@@ -34,6 +40,14 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 # Renders of the preview renderer take a second or two; a forwarded task (a gateway) minutes.
 RENDER_BUCKETS = (0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, float("inf"))
+# An answer of the API: a get or a list in a few ms, a create in tens, a slow database or a create
+# with media to fetch in seconds, a request waiting on a stopped dependency up to tens of seconds.
+HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, float("inf"))
+# The route label of a request no route took (a 404 of an unknown path): paths are the client's to
+# choose, and each one a label of its own would grow the series without bound.
+UNMATCHED = "unmatched"
+# Methods named as themselves; any other (a method is any token the client sends) is "other".
+HTTP_METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
 
 
 class DatabaseCollector(Collector):
@@ -124,17 +138,26 @@ class Metrics:
                                      "(429 RateLimitExceeded.*), bad requests", ["status", "code"], registry=r)
         self.upstream_keys_set_aside = Gauge("dailies_upstream_keys_set_aside", "Upstream keys this process set "
                                              "aside after a 401/403", registry=r)
+        self.request_durations: RequestDurations | None = None  # an API node's (`serve_requests`)
         for dep in Dependency:
             self.dependency_up.labels(str(dep)).set(1)
             self.dependency_errors.labels(str(dep))  # present at 0 before the first error
         registry_collector = DatabaseCollector(engine, clock)
         r.register(registry_collector)
+        add_standard_collectors(r)
         # The outcomes a transaction recorded wait on its connection (`task_ended`) under a key of
         # this Metrics; a new transaction on the connection starts without those of one that did
         # not commit.
         self._uncommitted = f"dailies.metrics.{id(self)}.outcomes"
         event.listen(engine, "begin", lambda conn: conn.info.pop(self._uncommitted, None))
         _after_each_commit(engine, self._count_committed)
+
+    def serve_requests(self) -> RequestDurations:
+        """The request-duration histogram of an API node (`create_app`), made on first call: a
+        render worker, which answers no request, has none rather than an empty one."""
+        if self.request_durations is None:
+            self.request_durations = RequestDurations(self.registry)
+        return self.request_durations
 
     def upstream_call(self, call: str, outcome: str, seconds: float) -> None:
         self.upstream_calls.labels(call, outcome).inc()
@@ -164,6 +187,43 @@ class Metrics:
         from prometheus_client import start_http_server
 
         return start_http_server(port, addr=host, registry=self.registry)
+
+
+def add_standard_collectors(registry: CollectorRegistry) -> None:
+    """prometheus-client's process (`process_*`), garbage collector (`python_gc_*`) and platform
+    (`python_info`) collectors, registered on `registry`. Their usual home is the global registry,
+    which Dailies never exposes: each registry gets instances of its own."""
+    ProcessCollector(registry=registry)
+    GCCollector(registry=registry)
+    PlatformCollector(registry=registry)
+
+
+class RequestDurations:
+    """`dailies_http_request_duration_seconds` by method, route template and status. The request log
+    (app.py) calls `observe` once per answered request, errors included; the child of each label set
+    is looked up once and kept (`Histogram.labels` checks and joins its labels on every call)."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.histogram = Histogram("dailies_http_request_duration_seconds", "Seconds from a request's arrival "
+                                   "to the end of its answer on this API node, by method, route template "
+                                   f"('{UNMATCHED}' when no route took the path) and status", ["method", "route",
+                                   "status"], buckets=HTTP_BUCKETS, registry=registry)
+        self._children: dict[tuple[str, str, int], Callable[[float], None]] = {}
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        key = (method if method in HTTP_METHODS else "other", route, status)
+        observe = self._children.get(key)
+        if observe is None:
+            observe = self._children[key] = self.histogram.labels(key[0], route, str(status)).observe
+        observe(seconds)
+
+
+def route_template(scope: dict) -> str:
+    """The path template of the route that took the request (`/api/v3/contents/generations/tasks/
+    {task_id}`), set in the scope by Starlette's router, also for a 405 of a known path; else
+    `UNMATCHED`."""
+    route = scope.get("route")
+    return getattr(route, "path_format", None) or UNMATCHED
 
 
 def _after_each_commit(engine: Engine, action: Callable[[dict], None]) -> None:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from components.common import signin
 from components.common.connection import team_mode
-from dailies.cli_share import DASHBOARD_URL_ENV
+from dailies.cli.share import DASHBOARD_URL_ENV
 
 
 def public_url() -> str:

@@ -18,7 +18,7 @@ import streamlit as st
 from components.common.keep import LinkExpired, keep_result
 from components.common.markdown_text import markdown_text
 from components.common.shares import NO_SHARES_HERE, guests_stay_guests
-from dailies.cli_share import share_link
+from dailies.cli.share import share_link
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
 from dailies.journal.shares import prompts_to_share

@@ -1,9 +1,12 @@
 """Callbacks carry Standard Webhooks signatures made with the project's secret, the one
-`dailies keys` shows; receivers check them with `dailies.webhooks.verify`."""
+`dailies keys` shows; receivers check them with the `standardwebhooks` package (what docs/callbacks.md
+tells them to install) or with `dailies.webhooks.verify`."""
 
 from __future__ import annotations
 
 import pytest
+from standardwebhooks.webhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError as StandardVerificationError
 
 from dailies.cli import main as dailies_main
 from dailies.service.keys import new_webhook_secret
@@ -29,6 +32,10 @@ async def test_receiver_verifies_every_callback_with_the_project_secret(open_env
     assert len(got) == 3
     for d in got:
         verify(alpha_secret, d.headers, d.body)
+        headers = {name.lower(): value for name, value in d.headers.items()}
+        assert Webhook(alpha_secret).verify(d.body, headers)["id"] == task_id
+        with pytest.raises(StandardVerificationError):
+            Webhook(new_webhook_secret()).verify(d.body, headers)
         with pytest.raises(WebhookVerificationError):
             verify(new_webhook_secret(), d.headers, d.body)
         with pytest.raises(WebhookVerificationError):

@@ -210,6 +210,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     if args.log_format == "json":
         configure("json")
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per probe of the children
     return run_up(args.data_dir, args.api_port, args.ui_port, slots=slots_of(args, None), open_browser=args.open,
                   team=args.team or team_mode_in(os.environ), log_format=args.log_format)
 

@@ -214,7 +214,7 @@ def start_service(data_dir: Path) -> Child:
     port = service_bench.free_port()
     env = dict(os.environ, DAILIES_API_KEYS=f"{PROJECT}:{API_KEY}")
     command = [sys.executable, "-m", "dailies.cli", "serve", "--data-dir", str(data_dir), "--port", str(port),
-               "--workers", "0", "--log-file", str(data_dir / "service.log")]
+               "--slots", "0", "--log-file", str(data_dir / "service.log")]
     return start_child(command, env, f"http://127.0.0.1:{port}", "/healthz", data_dir / "service.out")
 
 

@@ -89,7 +89,7 @@ def running_product(data_dir: Path, *flags: str) -> Iterator[Product]:
     key of the data directory (the one `dailies up` hands a single-user dashboard)."""
     api_port, ui_port = free_port(), free_port()
     with running_process([sys.executable, "-m", "dailies.cli", "up", "--data-dir", str(data_dir), "--api-port",
-                          str(api_port), "--ui-port", str(ui_port), "--workers", "2", *flags],
+                          str(api_port), "--ui-port", str(ui_port), "--slots", "2", *flags],
                          data_dir / "up.log", f"http://127.0.0.1:{ui_port}/_stcore/health"):
         key = json.loads((data_dir / "keys.json").read_text())["keys"][0]["key"]
         yield Product(f"http://127.0.0.1:{ui_port}", f"http://127.0.0.1:{api_port}/api/v3", key, data_dir)

@@ -19,6 +19,8 @@ PostgreSQL database and an S3-compatible bucket (pip install 'dailies[team]'):
 
   dailies serve --slots 0 --database-url postgresql://... --storage s3://bucket/prefix   API nodes
   dailies worker --database-url postgresql://... --storage s3://bucket/prefix              render workers
+(--slots: render slots, renders at once in one process; `dailies serve --workers 0`, the old spelling,
+still works and says so)
 
 Settings (each flag also reads its environment variable):
   --database-url   DAILIES_DATABASE_URL   postgresql://user:password@host:5432/dailies

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.common.state_keys import COOKIE_WRITER_KEY
+
 _WRITE_JS = """
 export default function (component) {
     const { data } = component;
@@ -32,7 +34,8 @@ def read(name: str) -> str | None:
 
 def write(name: str, value: str, max_age_s: int) -> None:
     """Set the cookie in this browser (every tab of it; no other browser). Takes no room on the page."""
-    _writer(data={"name": name, "value": value, "max_age": int(max_age_s)}, key=f"cookie.{name}", height=0)
+    _writer(data={"name": name, "value": value, "max_age": int(max_age_s)}, key=COOKIE_WRITER_KEY.format(name),
+            height=0)
 
 
 def expire(name: str) -> None:

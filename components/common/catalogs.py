@@ -14,11 +14,11 @@ import time
 import streamlit as st
 
 from components.common import connection
+from components.common.state_keys import CATALOG_KEY
 from dailies.client import Client, DailiesError
 from dailies.spec.catalog import Region, model_ids, region_of_host
 from dailies.spec.models import ServiceInfo
 
-CATALOG_KEY = "settings.catalog"
 AUTO = "auto"
 BOTH = "both"
 CHOICES = (AUTO, Region.VOLCENGINE.value, Region.BYTEPLUS.value, BOTH)

@@ -27,18 +27,21 @@ import streamlit as st
 from components.common import browser_cookie, identity, outbound, pages, signin
 from components.common.remembered_keys import FILE_NAME as REMEMBERED_KEYS_FILE
 from components.common.remembered_keys import MAX_AGE_S, RememberedKeys
+from components.common.state_keys import (
+    API_KEY_KEY,
+    BASE_URL_KEY,
+    CONNECTION_PREFIXES,
+    IDENTITY_RETRY_KEY,
+    RESTORED_KEY,
+    TOKEN_KEY,
+    USER_SAVED_KEY,
+)
 from dailies.api_keys import fingerprint, mask
 from dailies.client import BASE_URL_ENV, Client, base_url_problem, environment_defaults, normalize_base_url
 from dailies.journal import Journal, Scope
 from dailies.launcher import team_mode_in
 
-BASE_URL_KEY = "settings.base_url"
-API_KEY_KEY = "settings.api_key"
-TOKEN_KEY = "connection.browser_token"  # this browser's remembered-key token, once known
-RESTORED_KEY = "connection.restored"  # the cookie has been looked at in this session
-USER_SAVED_KEY = "connection.user_saved"  # the signed-in user has a key saved with them
 # Session state that belongs to the connection rather than to the pages: kept when it changes.
-_CONNECTION_PREFIXES = ("settings.", "connection.")
 
 
 def team_mode() -> bool:
@@ -176,7 +179,7 @@ def _start_afresh_if_changed(before: Connection) -> None:
     if current().cache_id == before.cache_id:
         return
     for name in list(st.session_state.keys()):
-        if not str(name).startswith(_CONNECTION_PREFIXES):
+        if not str(name).startswith(CONNECTION_PREFIXES):
             del st.session_state[name]
 
 
@@ -325,7 +328,7 @@ def journal() -> Journal:
         st.warning(f"Your project's journal cannot be opened now: the service at {conn.base_url} does not say "
                    f"which project this key is in ({answer.problem}). Nothing you do here would reach your "
                    f"project, so the page waits: try again in a few seconds.")
-        st.button("Try again", icon="🔄", key="connection.identity_retry", on_click=identity.ask_again,
+        st.button("Try again", icon="🔄", key=IDENTITY_RETRY_KEY, on_click=identity.ask_again,
                   args=(conn.cache_id,))
         st.stop()
     return identity.journal_for(shared_journal(), conn.journal_scope, answer.who, fallback_name=signin.display_name())

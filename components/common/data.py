@@ -31,6 +31,7 @@ from typing import Any
 import streamlit as st
 
 from components.common import connection, identity
+from components.common.state_keys import SESSION_BEGAN_KEY
 from dailies.client import APIError, AuthenticationError, Client, DailiesError
 from dailies.journal import Journal
 from dailies.spec.models import ListTasksResponse, TaskRecord
@@ -39,7 +40,6 @@ from dailies.spec.models import ListTasksResponse, TaskRecord
 LIST_MAX_AGE_S = 30
 # Listings kept at once, over every connection and query (a page of 500 records is ~100 KB).
 LIST_MAX_ENTRIES = 200
-SESSION_BEGAN_KEY = "data._session_began"  # when this session first listed: older listings are not its
 
 
 class NoConnection(DailiesError):

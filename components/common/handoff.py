@@ -21,8 +21,7 @@ from typing import Any
 import streamlit as st
 
 from components.common import pages
-
-PREFILL_KEY = "compose.prefill"
+from components.common.state_keys import PREFILL_KEY
 
 
 def send_to_compose(request: dict[str, Any], note: str = "", parent: str | None = None,

@@ -19,6 +19,7 @@ import streamlit as st
 
 from components.common import countdown as cd
 from components.common import data
+from components.common.state_keys import AUTO_KEEP_KEY
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal, KeptFile
 from dailies.spec.models import TaskRecord
@@ -26,7 +27,6 @@ from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
 from dailies.spec.statuses import TaskStatus
 
 AUTO_KEEP_PREFERENCE = "keep.auto"
-AUTO_KEEP_KEY = "tasks.auto_keep"
 
 # progress(fraction 0..1, text)
 Progress = Callable[[float, str], object]

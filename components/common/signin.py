@@ -48,6 +48,7 @@ from streamlit import config as st_config
 
 from components.common import pages
 from components.common.remembered_keys import Remembered, RememberedKeys
+from components.common.state_keys import SIGN_IN_KEY, SIGN_OUT_KEY
 
 FILE_NAME = "user_keys.json"
 
@@ -247,19 +248,19 @@ def require() -> None:
         who = claims.get("email") or claims.get("name") or claims.get("sub") or "this account"
         st.error(f"The account {who} is not allowed on this dashboard. Ask its operator to allow it, or sign "
                  "out and sign in with another account.", icon=":material/block:")
-        if st.button("Sign out", key="signin.logout", icon=":material/logout:"):
+        if st.button("Sign out", key=SIGN_OUT_KEY, icon=":material/logout:"):
             sign_out()
         st.stop()
     if user is None:
         st.header("Dailies")
         st.info("This dashboard is shared by a team: sign in to use it. Your API key is kept with your "
                 "sign-in, so any browser where you sign in has it.", icon=":material/lock:")
-        if st.button("Sign in", key="signin.login", icon=":material/login:", type="primary"):
+        if st.button("Sign in", key=SIGN_IN_KEY, icon=":material/login:", type="primary"):
             st.login()
         st.stop()
     with st.sidebar:
         st.caption(f"Signed in as **{user.name or 'unnamed'}**")
-        if st.button("Sign out", key="signin.logout", icon=":material/logout:"):
+        if st.button("Sign out", key=SIGN_OUT_KEY, icon=":material/logout:"):
             sign_out()
 
 

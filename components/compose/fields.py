@@ -13,6 +13,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from components.compose.state_keys import (
+    CALLBACK_URL,
+    CAMERA_FIXED,
+    DRAFT,
+    DURATION,
+    DURATION_AUTO,
+    EXPIRES_HOURS,
+    FLEX,
+    FRAMES,
+    GENERATE_AUDIO,
+    LENGTH_BY,
+    PRIORITY,
+    RATIO,
+    RESOLUTION,
+    RETURN_LAST_FRAME,
+    SAFETY_ID,
+    SEED,
+    WATERMARK,
+    WEB_SEARCH,
+)
 from dailies.spec import limits as L
 from dailies.spec import pixels
 from dailies.spec.catalog import Capabilities
@@ -20,26 +40,6 @@ from dailies.spec.drafts import FIELDS_A_FINAL_SETS
 from dailies.spec.models import DEFAULTS
 from dailies.spec.rules import FRAME_COUNTS
 from dailies.spec.scenarios import Scenario
-
-# Session-state keys of the controls that hold request fields. Every key starts with "compose.".
-RESOLUTION = "compose.resolution"
-RATIO = "compose.ratio"
-LENGTH_BY = "compose.length_by"  # "seconds" or "frames": which of duration and frames is sent
-FRAMES = "compose.frames"
-DURATION = "compose.duration"
-DURATION_AUTO = "compose.duration_auto"  # duration -1: the model picks the length
-SEED = "compose.seed"
-CAMERA_FIXED = "compose.camera_fixed"
-GENERATE_AUDIO = "compose.generate_audio"
-DRAFT = "compose.draft"
-FLEX = "compose.flex"
-PRIORITY = "compose.priority"
-WEB_SEARCH = "compose.web_search"
-WATERMARK = "compose.watermark"
-RETURN_LAST_FRAME = "compose.return_last_frame"
-EXPIRES_HOURS = "compose.expires_hours"
-CALLBACK_URL = "compose.callback_url"
-SAFETY_ID = "compose.safety_identifier"
 
 # The frame counts offered: exactly those the rules accept.
 FRAMES_CHOICES: tuple[int, ...] = FRAME_COUNTS

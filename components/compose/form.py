@@ -60,6 +60,27 @@ from components.compose.fields import (
 )
 from components.compose.image_input import IMAGE_LIMITS, SlotContext, image_slot
 from components.compose.media_input import AUDIO_LIMITS, VIDEO_LIMITS, audio_slot, video_slot
+from components.compose.state_keys import (
+    DRAFT_FACTS,
+    DRAFT_ID,
+    DRAFT_PICK,
+    ENDPOINT_ID,
+    ENDPOINT_RULES,
+    FIRST_SLOT,
+    LAST_SLOT,
+    MODE,
+    MODEL,
+    OWN_RESOLUTION,
+    PROMPT,
+    REF_AUDIO_SLOT,
+    REF_AUDIOS,
+    REF_IMAGE_SLOT,
+    REF_IMAGES,
+    REF_VIDEO_SLOT,
+    REF_VIDEOS,
+    VARIATIONS,
+    VARY,
+)
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
 from dailies.spec import limits as L
@@ -69,39 +90,22 @@ from dailies.spec.problems import Problem
 from dailies.spec.rules import PAYLOAD_FIELD
 from dailies.spec.scenarios import FRAME_SCENARIOS, Scenario
 
-MODEL = "compose.model"
-ENDPOINT_ID = "compose.endpoint_id"
-ENDPOINT_RULES = "compose.endpoint_rules"
 # The model choice that means "an endpoint id, typed below".
 BY_ENDPOINT = "__endpoint__"
-MODE = "compose.mode"
-PROMPT = "compose.prompt"
-# The keys of the controls that hold request fields are in `compose_fields`, with the field table.
-VARIATIONS = "compose.variations"
-VARY = "compose.vary_by"
-REF_IMAGES = "compose.ref_images"
-REF_VIDEOS = "compose.ref_videos"
-REF_AUDIOS = "compose.ref_audios"
-DRAFT_PICK = "compose.draft_pick"
-DRAFT_ID = "compose.draft_id"
-DRAFT_FACTS = "compose.draft_facts"
-OWN_RESOLUTION = "compose.own_resolution"  # the user's resolution while a draft forces 480p
 
-FIRST_SLOT = "compose.image.first"
-LAST_SLOT = "compose.image.last"
 OTHER_DRAFT = "__other__"
 
 
 def ref_image_slot(i: int) -> str:
-    return f"compose.ref_image.{i}"
+    return REF_IMAGE_SLOT.format(i)
 
 
 def ref_video_slot(i: int) -> str:
-    return f"compose.ref_video.{i}"
+    return REF_VIDEO_SLOT.format(i)
 
 
 def ref_audio_slot(i: int) -> str:
-    return f"compose.ref_audio.{i}"
+    return REF_AUDIO_SLOT.format(i)
 
 
 DEFAULTS: dict[str, Any] = {

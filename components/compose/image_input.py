@@ -16,6 +16,7 @@ from PIL import Image, ImageDraw, ImageOps
 
 from components.compose import sources as compose_sources
 from components.compose.body import IMAGE_TYPES, MediaChoice
+from components.compose.state_keys import SLOT_ASSET, SLOT_REMOVE, SLOT_SOURCE, SLOT_UPLOAD, SLOT_URL
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
 from dailies.spec import limits as L
@@ -58,7 +59,7 @@ def keep_image(slot: str, name: str, data: bytes, mime: str | None, origin: str)
 
 def _on_upload_change(slot: str) -> None:
     # The uploader emptied by the user (its ×) drops the image; an upload replaces it.
-    uploaded = st.session_state.get(f"{slot}.upload")
+    uploaded = st.session_state.get(SLOT_UPLOAD.format(slot))
     if uploaded is None:
         st.session_state.pop(slot + KEPT_SUFFIX, None)
 
@@ -72,19 +73,19 @@ def image_slot(slot: str, role: str, label: str, ctx: SlotContext, *, leads: boo
     choice = MediaChoice(slot=slot, kind="image_url", role=role)
     with st.container(border=True):
         st.markdown(f"**{label}**")
-        state.setdefault(f"{slot}.source", SOURCES[0])
-        source = st.radio(f"Source of the {label.lower()}", SOURCES, key=f"{slot}.source", horizontal=True,
+        state.setdefault(SLOT_SOURCE.format(slot), SOURCES[0])
+        source = st.radio(f"Source of the {label.lower()}", SOURCES, key=SLOT_SOURCE.format(slot), horizontal=True,
                           label_visibility="collapsed", persist_state="session")
         if source == "Upload":
             _upload(slot, choice)
         elif source == "URL":
-            state.setdefault(f"{slot}.url", "")
-            choice.url = st.text_input("Image URL", key=f"{slot}.url", placeholder="https://example.com/shot.png",
+            state.setdefault(SLOT_URL.format(slot), "")
+            choice.url = st.text_input("Image URL", key=SLOT_URL.format(slot), placeholder="https://example.com/shot.png",
                                        persist_state="session").strip()
             choice.source = choice.url
         elif source == "Asset id":
-            state.setdefault(f"{slot}.asset", "")
-            typed = st.text_input("Asset id", key=f"{slot}.asset", placeholder="asset-20250101-abcde",
+            state.setdefault(SLOT_ASSET.format(slot), "")
+            typed = st.text_input("Asset id", key=SLOT_ASSET.format(slot), placeholder="asset-20250101-abcde",
                                   help="An image in your asset library, sent as asset://<id>.",
                                   persist_state="session").strip()
             choice.url = as_asset_url(typed)
@@ -106,7 +107,7 @@ def as_asset_url(typed: str) -> str:
 
 def _upload(slot: str, choice: MediaChoice) -> None:
     state = st.session_state
-    uploaded = st.file_uploader("Image file", type=list(IMAGE_TYPES), key=f"{slot}.upload",
+    uploaded = st.file_uploader("Image file", type=list(IMAGE_TYPES), key=SLOT_UPLOAD.format(slot),
                                 on_change=_on_upload_change, args=(slot,),
                                 help="Sent as a Base64 data URL inside the request.")
     kept = state.get(slot + KEPT_SUFFIX)
@@ -121,7 +122,7 @@ def _upload(slot: str, choice: MediaChoice) -> None:
             kept["origin"], kept["origin"])
         cols = st.columns([4, 1])
         cols[0].caption(f"Using **{kept['name']}** ({where}). Upload another file to replace it.")
-        if cols[1].button("Remove", key=f"{slot}.remove"):
+        if cols[1].button("Remove", key=SLOT_REMOVE.format(slot)):
             state.pop(slot + KEPT_SUFFIX, None)
             st.rerun()
     choice.data = kept["data"]

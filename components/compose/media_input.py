@@ -9,6 +9,7 @@ import streamlit as st
 from components.compose import sources as compose_sources
 from components.compose.body import MediaChoice
 from components.compose.image_input import SlotContext, as_asset_url
+from components.compose.state_keys import SLOT_ASSET, SLOT_URL
 from dailies.spec import limits as L
 from dailies.spec.models import TaskRecord
 
@@ -62,13 +63,13 @@ def _source(slot: str, label: str, sources: tuple[str, ...]) -> str:
 
 def _typed(slot: str, choice: MediaChoice, source: str, url_label: str, placeholder: str) -> None:
     if source == "URL":
-        st.session_state.setdefault(f"{slot}.url", "")
-        choice.url = st.text_input(url_label, key=f"{slot}.url", placeholder=placeholder,
+        st.session_state.setdefault(SLOT_URL.format(slot), "")
+        choice.url = st.text_input(url_label, key=SLOT_URL.format(slot), placeholder=placeholder,
                                    persist_state="session").strip()
     else:
-        st.session_state.setdefault(f"{slot}.asset", "")
-        choice.url = as_asset_url(st.text_input("Asset id", key=f"{slot}.asset", placeholder="asset-20250101-abcde",
-                                                persist_state="session").strip())
+        st.session_state.setdefault(SLOT_ASSET.format(slot), "")
+        choice.url = as_asset_url(st.text_input("Asset id", key=SLOT_ASSET.format(slot),
+                                                placeholder="asset-20250101-abcde", persist_state="session").strip())
     choice.source = choice.url
 
 

@@ -17,22 +17,18 @@ from components.compose import sources as compose_sources
 from components.compose.body import detect_mode, input_roles
 from components.compose.fields import EXPIRES_HOURS, HOUR, REQUEST_FIELDS
 from components.compose.image_input import ASSET_SCHEME, keep_image
+from components.compose.state_keys import LINEAGE_KEY, NOTE_DISMISS_KEY, NOTE_KEY, SLOT_PREFIXES
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
 from dailies.spec import media
 from dailies.spec.catalog import MODELS, find_model
 from dailies.spec.scenarios import MEDIA_ITEM_TYPES, Scenario
 
-NOTE_KEY = "compose.note"
-_SLOT_PREFIXES = ("compose.image.", "compose.ref_image.", "compose.ref_video.", "compose.ref_audio.")
 _CAPABILITY_FOR_ROLE = {
     "reference_image": "reference_images",
     "reference_video": "reference_videos",
     "reference_audio": "audio_input",
 }
-
-
-LINEAGE_KEY = "compose.lineage"
 
 
 def apply(prefill: dict[str, Any] | None, client: Client | None, journal: Journal) -> None:
@@ -56,7 +52,7 @@ def apply(prefill: dict[str, Any] | None, client: Client | None, journal: Journa
 
 def _clear_slots() -> None:
     state = st.session_state
-    for key in [k for k in state if isinstance(k, str) and k.startswith(_SLOT_PREFIXES)]:
+    for key in [k for k in state if isinstance(k, str) and k.startswith(SLOT_PREFIXES)]:
         del state[key]
 
 
@@ -236,6 +232,6 @@ def show_note() -> None:
         return
     cols = st.columns([12, 1])
     cols[0].info(note, icon=":material/redo:")
-    if cols[1].button("✕", key="compose.note_dismiss", help="Dismiss"):
+    if cols[1].button("✕", key=NOTE_DISMISS_KEY, help="Dismiss"):
         st.session_state.pop(NOTE_KEY, None)
         st.rerun()

@@ -20,6 +20,7 @@ import streamlit as st
 
 from components.common import costs
 from components.compose.body import Plan, body_size, shown_body
+from components.compose.state_keys import DOWNLOAD_JSON_KEY
 from dailies.spec.prices import NoPrice
 
 
@@ -85,7 +86,7 @@ def render_json(plan: Plan) -> None:
         st.caption(f"Base64 images are shortened above; the exact body is {body_size(first) / 1024:,.0f} KB.")
         # Built only when clicked: the exact body may be tens of megabytes.
         st.download_button("Download the exact JSON", lambda: json.dumps(first, ensure_ascii=False, indent=2),
-                           file_name="request.json", mime="application/json", key="compose.download_json")
+                           file_name="request.json", mime="application/json", key=DOWNLOAD_JSON_KEY)
 
 
 # Wrapped like st.code(wrap_lines=True), on a tint that reads on the light and the dark theme.

@@ -9,12 +9,12 @@ from pathlib import Path
 import streamlit as st
 
 from components.common import data
+from components.compose.state_keys import FETCHED_KEY
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
 from dailies.spec.models import TaskRecord
 from dailies.spec.statuses import TaskStatus
 
-FETCHED_KEY = "compose.fetched"
 # The list is read again after this long, so a task that finished meanwhile shows up without a
 # manual refresh, but typing in the form does not query the service on every keystroke. A
 # submission from here reads it anew at once (`data.changed`).

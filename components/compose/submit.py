@@ -15,14 +15,11 @@ from components.common import data, pages
 from components.compose.body import FormValues, Plan, idempotency_key
 from components.compose.image_input import thumbnail_data_url
 from components.compose.prefill import LINEAGE_KEY
+from components.compose.state_keys import PENDING_KEY, RESULT_KEY, SUBMIT_KEY, TOKEN_KEY
 from dailies.client import APIStatusError, Client, DailiesError
 from dailies.journal import InputRef, Journal, Submission
 from dailies.spec.scenarios import Scenario
 
-SUBMIT_KEY = "compose.submit"
-TOKEN_KEY = "compose.submit_token"
-PENDING_KEY = "compose.pending_batch"
-RESULT_KEY = "compose.result"
 # A URL longer than this is not worth keeping in the journal's list of inputs (data URLs never are).
 _URL_KEPT_CHARS = 2048
 

@@ -18,14 +18,24 @@ from components.common.stored_requests import stored_requests
 from components.common.timecode_player import timecode_player
 from components.review import comments as review_comments
 from components.review.results import Result, Shot
+from components.review.state_keys import (
+    CARD_RUN_KEY,
+    COMPARE_KEY,
+    COMPARE_PREV_KEY,
+    FILTERED_KEY,
+    OPEN_KEY,
+    PAGE_FOLLOWS_KEY,
+    PAGE_RUN_KEY,
+    PINNED_KEY,
+    PLAYER_KEY,
+    SEEK_KEY,
+    STARS_KEY,
+    STATUS_KEY,
+    VERSION_KEY,
+)
 from dailies.journal import STATUS_LABELS, STATUSES, Journal
 from dailies.spec.results import VIDEO_NAME
 
-COMPARE_KEY = "review.compare"
-# Set by a review widget's callback when the page must follow the change, not only the card.
-PAGE_FOLLOWS_KEY = "review._page_follows"
-PAGE_RUN_KEY = "review._page_run"  # a new value at every run of the whole page (review_panel.render)
-FILTERED_KEY = "review._filtered"  # the page shows a filtered selection: a status change may move a card
 CARD_VIDEO_HEIGHT = 240
 STATUS_BADGES = {"pending": ":gray-badge[⏳ Pending review]", "approved": ":green-badge[✅ Approved]",
                  "changes_requested": ":orange-badge[✏️ Changes requested]", "rejected": ":red-badge[⛔ Rejected]"}
@@ -42,12 +52,12 @@ def _page_follows(task_id: str, status_changed: bool) -> None:
 
 
 def _save_status(journal: Journal, task_id: str) -> None:
-    journal.set_status(task_id, st.session_state[f"review.status.{task_id}"])
+    journal.set_status(task_id, st.session_state[STATUS_KEY.format(task_id)])
     _page_follows(task_id, status_changed=True)
 
 
 def _save_stars(journal: Journal, task_id: str) -> None:
-    value = st.session_state[f"review.stars.{task_id}"]
+    value = st.session_state[STARS_KEY.format(task_id)]
     # st.feedback counts stars from 0; the journal stores 1..5, and None takes the rating back.
     journal.rate(task_id, None if value is None else value + 1)
     _page_follows(task_id, status_changed=False)
@@ -68,7 +78,7 @@ def review_widgets(journal: Journal, result: Result, tz: tzinfo) -> None:
     """Status (with its history), my stars and everyone's. The status select shows the journal's status
     at every draw; my stars are seeded from the journal on first draw."""
     tid = result.task_id
-    status_key, stars_key = f"review.status.{tid}", f"review.stars.{tid}"
+    status_key, stars_key = STATUS_KEY.format(tid), STARS_KEY.format(tid)
     # The select follows the journal (read again at every run: another member's change included), so it
     # never contradicts the badge and the history beside it, and picking any other value is a change
     # that writes. It cannot undo the person's own pick: its callback wrote it before this run read the
@@ -104,12 +114,12 @@ def version_player(result: Result, now: float, height: int) -> None:
         st.info(choice.reason, icon="🎞️")
         return
     # Handed over once: the player goes there, and a later click on the same timecode goes there again.
-    seek_to = st.session_state.pop(review_comments.SEEK_KEY.format(result.task_id), None)
-    state = timecode_player(choice.media, key=f"review.player.{result.task_id}", seek_to=seek_to, height=height)
+    seek_to = st.session_state.pop(SEEK_KEY.format(result.task_id), None)
+    state = timecode_player(choice.media, key=PLAYER_KEY.format(result.task_id), seek_to=seek_to, height=height)
     if choice.source == "kept":
         st.caption("💾 " + choice.reason)
     if state.comment_at is not None:
-        st.session_state[review_comments.PINNED_KEY.format(result.task_id)] = state.comment_at
+        st.session_state[PINNED_KEY.format(result.task_id)] = state.comment_at
 
 
 def fill_from_service(results: list[Result], client, cache_id: str, wait_s: float | None = None) -> None:
@@ -168,7 +178,7 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
         st.rerun(scope="app")
     # In the page's run the card shows what the page gathered; when it reruns alone (a comment posted,
     # a star) it reads its versions' statuses, stars and comments again, other people's included.
-    seen_key = f"review._card_run.{shot.shot_id}"
+    seen_key = CARD_RUN_KEY.format(shot.shot_id)
     if st.session_state.get(seen_key) == st.session_state.get(PAGE_RUN_KEY):
         ids = [r.task_id for r in shot.versions]
         statuses, ratings, comments = journal.statuses(ids), journal.ratings(ids), journal.comments(ids)
@@ -182,7 +192,7 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
         ids = [r.task_id for r in reversed(shot.versions)]  # newest on top
         chosen = ids[0]
         if len(ids) > 1:
-            chosen = st.segmented_control("Version", ids, default=ids[0], key=f"review.version.{shot.shot_id}",
+            chosen = st.segmented_control("Version", ids, default=ids[0], key=VERSION_KEY.format(shot.shot_id),
                                           format_func=lambda t: version_label(shot, t),
                                           label_visibility="collapsed") or ids[0]
         result = next(r for r in shot.versions if r.task_id == chosen)
@@ -204,9 +214,9 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
         review_comments.render(journal, result.task_id, result.comments, tz, on_change=lambda: None)
         with st.container(horizontal=True, gap="small"):
             if shot.number_of(chosen) > 1:
-                st.button("⇆ Compare with previous", key=f"review.compare_prev.{chosen}", type="tertiary",
+                st.button("⇆ Compare with previous", key=COMPARE_PREV_KEY.format(chosen), type="tertiary",
                           on_click=_compare_with_previous, args=(shot, chosen), width="content")
-            opened = st.button("🔍 Open alone", key=f"review.open.{chosen}", type="tertiary", width="content")
+            opened = st.button("🔍 Open alone", key=OPEN_KEY.format(chosen), type="tertiary", width="content")
         if opened:
             st.query_params["task"] = chosen
             st.rerun()

@@ -12,26 +12,34 @@ import streamlit as st
 
 from components.common.comments import said, timecode_button
 from components.common.timecode_player import format_timecode
+from components.review.state_keys import (
+    COMMENT_KEY,
+    COMMENT_PROBLEM_KEY,
+    NO_REPLY_KEY,
+    PINNED_KEY,
+    POST_KEY,
+    REPLY_KEY,
+    REPLYING_KEY,
+    RESOLVE_KEY,
+    SEEK_KEY,
+    TIMECODE_KEY,
+    UNPIN_KEY,
+)
 from dailies.journal import Comment, Journal, thread
-
-# Session keys, per task: the timecode the next comment is pinned to, and the comment being answered.
-PINNED_KEY = "review.comment_at.{}"
-REPLYING_KEY = "review.reply_to.{}"
-SEEK_KEY = "review.seek.{}"  # the position the card's player is asked to go to
 
 
 def _post(journal: Journal, task_id: str, on_change: Callable[[], None]) -> None:
-    body = st.session_state.get(f"review.comment.{task_id}", "")
+    body = st.session_state.get(COMMENT_KEY.format(task_id), "")
     if not body.strip():
-        st.session_state[f"review.comment_problem.{task_id}"] = "Write something to post."
+        st.session_state[COMMENT_PROBLEM_KEY.format(task_id)] = "Write something to post."
         return
     try:
         journal.add_comment(task_id, body, timecode=st.session_state.pop(PINNED_KEY.format(task_id), None),
                             parent_id=st.session_state.pop(REPLYING_KEY.format(task_id), None))
     except ValueError as exc:
-        st.session_state[f"review.comment_problem.{task_id}"] = str(exc).capitalize() + "."
+        st.session_state[COMMENT_PROBLEM_KEY.format(task_id)] = str(exc).capitalize() + "."
         return
-    st.session_state[f"review.comment.{task_id}"] = ""
+    st.session_state[COMMENT_KEY.format(task_id)] = ""
     on_change()
 
 
@@ -60,10 +68,10 @@ def render(journal: Journal, task_id: str, comments: list[Comment], tz: tzinfo,
         said(comment, depth, tz)
         # A row of small buttons under the text: the timecode (plays from there), reply, resolve.
         with st.container(horizontal=True, gap="small"):
-            timecode_button(comment, f"review.tc.{comment.id}", _seek, (task_id, comment.timecode))
-            st.button("Reply", key=f"review.reply.{comment.id}", type="tertiary", width="content",
+            timecode_button(comment, TIMECODE_KEY.format(comment.id), _seek, (task_id, comment.timecode))
+            st.button("Reply", key=REPLY_KEY.format(comment.id), type="tertiary", width="content",
                       on_click=_reply, args=(task_id, comment.id))
-            st.button("Reopen" if comment.resolved else "Resolve", key=f"review.resolve.{comment.id}",
+            st.button("Reopen" if comment.resolved else "Resolve", key=RESOLVE_KEY.format(comment.id),
                       type="tertiary", width="content", on_click=_resolve, args=(journal, comment, on_change))
     replying = by_id.get(st.session_state.get(REPLYING_KEY.format(task_id)) or "")
     pinned = st.session_state.get(PINNED_KEY.format(task_id))
@@ -72,17 +80,17 @@ def render(journal: Journal, task_id: str, comments: list[Comment], tz: tzinfo,
         notes.append(f"replying to {replying.author}")
     if pinned is not None:
         notes.append(f"at {format_timecode(pinned)}")
-    st.text_area("Comment", key=f"review.comment.{task_id}", height=68,
+    st.text_area("Comment", key=COMMENT_KEY.format(task_id), height=68,
                  placeholder="A note for the team" + (f" ({', '.join(notes)})" if notes else "") + "…")
-    problem = st.session_state.pop(f"review.comment_problem.{task_id}", None)
+    problem = st.session_state.pop(COMMENT_PROBLEM_KEY.format(task_id), None)
     if problem:
         st.caption(f":red[{problem}]")
     with st.container(horizontal=True, gap="small"):
-        st.button("Post", key=f"review.post.{task_id}", on_click=_post, args=(journal, task_id, on_change),
+        st.button("Post", key=POST_KEY.format(task_id), on_click=_post, args=(journal, task_id, on_change),
                   width="content")
         if pinned is not None:
-            st.button(f"✖ not at {format_timecode(pinned)}", key=f"review.unpin.{task_id}", type="tertiary",
+            st.button(f"✖ not at {format_timecode(pinned)}", key=UNPIN_KEY.format(task_id), type="tertiary",
                       on_click=_unpin, args=(task_id,), width="content")
         if replying is not None:
-            st.button("✖ not a reply", key=f"review.noreply.{task_id}", type="tertiary",
+            st.button("✖ not a reply", key=NO_REPLY_KEY.format(task_id), type="tertiary",
                       on_click=_reply, args=(task_id, None), width="content")

@@ -40,19 +40,26 @@ from components.review.card import (
 )
 from components.review.comments import render as comments_thread
 from components.review.results import ALL, INBOX_FILTERS, Result, filter_shots, gather, shots_of
+from components.review.state_keys import (
+    BACK_KEY,
+    BATCH_KEY,
+    COMPARE_BATCH_KEY,
+    FRESH_KEY,
+    INBOX_KEY,
+    MEMBER_KEY,
+    PAGE_KEY,
+    PER_PAGE_KEY,
+    REEL_KEY,
+    REFRESH_KEY,
+    REPORT_KEY,
+    SHARE_KEY,
+    SHARE_PANEL_KEY,
+    SYNC_PREFIX,
+)
 from components.review.sync_compare import sync_compare
 from dailies.client import Client
 from dailies.journal import STATUS_LABELS, Journal
 
-INBOX_KEY = "review.inbox"
-MEMBER_KEY = "review.member"
-BATCH_KEY = "review.batch"
-PAGE_KEY = "review.page"
-REFRESH_KEY = "review.refresh"
-REEL_KEY = "review.reel_open"
-REPORT_KEY = "review.report_open"
-SHARE_KEY = "review.share_open"
-FRESH_KEY = "review._fresh"  # the Refresh button was pressed: this run lists anew
 CARDS_PER_ROW = 3
 # The reel's slates and the report carry the prompts into a file someone keeps: worth waiting longer for
 # a slow service's stored requests than a page's cards do.
@@ -62,7 +69,6 @@ DOCUMENT_WAIT_S = 20.0
 # of 6 cards 1.7-1.9x); the first screen shows one row anyway. A reviewer going through a long day's
 # shots can take more per page (kept for the session).
 PER_PAGE_CHOICES = (6, 12, 24)
-PER_PAGE_KEY = "review.per_page"
 COMPARE_MAX = 4
 ANYONE = "anyone"
 
@@ -100,7 +106,7 @@ def compare(results: list[Result], now: float) -> None:
     playable = [(m, short_id(r.task_id)) for m, r in zip(media, results, strict=True) if m is not None]
     if len(playable) >= 2:
         sync_compare([m for m, _ in playable], [label for _, label in playable],
-                     key="review.sync." + ".".join(r.task_id for r in results))
+                     key=SYNC_PREFIX + ".".join(r.task_id for r in results))
     if len(playable) < len(results):
         st.caption("Not playable here (no link, no kept copy): " + ", ".join(
             short_id(r.task_id) for m, r in zip(media, results, strict=True) if m is None))
@@ -184,7 +190,7 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
                                 format_func=lambda t: labels.get(t, t), placeholder="Pick results to compare")
         if batch_ids is not None:
             in_batch = [s.newest.task_id for s in shown][:COMPARE_MAX]
-            st.button("Compare this batch", key="review.compare_batch", disabled=len(in_batch) < 2,
+            st.button("Compare this batch", key=COMPARE_BATCH_KEY, disabled=len(in_batch) < 2,
                       on_click=lambda: st.session_state.update({COMPARE_KEY: in_batch}))
     chosen = [t for t in chosen if t in by_id]
     compared = [by_id[t] for t in chosen] if len(chosen) >= 2 else []
@@ -217,7 +223,7 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
         from components.review.share_panel import render_share_panel
 
         with share:
-            render_share_panel(to_share, journal, client, public_url(), key="review.share")
+            render_share_panel(to_share, journal, client, public_url(), key=SHARE_PANEL_KEY)
 
     if not shown:
         _read_for_page(compared, client, cache_id)
@@ -274,7 +280,7 @@ def _draw_comparison(comparing, compared: list[Result], now: float) -> None:
 def single(client: Client | None, journal: Journal, task_id: str, now: float, tz: tzinfo) -> None:
     """The deep-linked task alone, larger, with its review widgets and comments: asked of the service
     (whatever its status), else the journal's last copy of it."""
-    if st.button("← All results", key="review.back"):
+    if st.button("← All results", key=BACK_KEY):
         st.query_params.pop("task", None)
         st.rerun()
     loaded = load(client, journal, task_id)

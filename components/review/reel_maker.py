@@ -22,19 +22,26 @@ import streamlit as st
 from components.common import player
 from components.review.card import short_id
 from components.review.results import REEL_PREFIX, Result, shots_of
+from components.review.state_keys import (
+    BURN_IN_KEY,
+    EARLIER_KEY,
+    FPS_KEY,
+    LAST_KEY,
+    MAKE_KEY,
+    ORDER_KEY,
+    PICKED_KEY,
+    REEL_DOWNLOAD_KEY,
+    REEL_SHARE_KEY,
+    REEL_SHARE_PANEL_KEY,
+    SIZE_KEY,
+    SLATES_KEY,
+)
 from dailies.client import DailiesError
 from dailies.journal import STATUS_LABELS, Journal
 from dailies.journal.statuses import APPROVED
 from dailies.reel import DEFAULT_FPS, ReelShot, make_reel, parse_size, slate_lines
 from dailies.spec.results import VIDEO_NAME
 
-PICKED_KEY = "reel.picked"
-ORDER_KEY = "reel.order"
-SLATES_KEY = "reel.slates"
-BURN_IN_KEY = "reel.burn_in"
-SIZE_KEY = "reel.size"
-FPS_KEY = "reel.fps"
-LAST_KEY = "reel.last"
 SIZES = ("1280x720", "1920x1080", "854x480", "720x1280")
 FRAME_RATES = (24, 25, 30)
 EARLIER_SHOWN = 10
@@ -148,14 +155,14 @@ def _show(path: Path, journal: Journal | None = None, client=None) -> None:
     st.video(str(path))
     with path.open("rb") as file:
         st.download_button("⬇️ Download the reel", data=file.read(), file_name=path.name, mime="video/mp4",
-                           key=f"reel.download.{path.name}")
+                           key=REEL_DOWNLOAD_KEY.format(path.name))
     st.caption(f"Kept as `{path}` ({path.stat().st_size / 1_000_000:.1f} MB)")
-    if journal is not None and st.toggle("🔗 Share this reel with a guest", key=f"reel.share.{path.stem}"):
+    if journal is not None and st.toggle("🔗 Share this reel with a guest", key=REEL_SHARE_KEY.format(path.stem)):
         from components.common.shares import public_url
         from components.review.share_panel import render_share_panel
 
         render_share_panel([keep_for_sharing(journal, path)], journal, client, public_url(),
-                           key=f"reel.share_panel.{path.stem}")
+                           key=REEL_SHARE_PANEL_KEY.format(path.stem))
 
 
 def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: float) -> None:
@@ -175,7 +182,7 @@ def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: 
     size_text = right.selectbox("Frame size", SIZES, key=SIZE_KEY,
                                 help="Every shot is letterboxed into it, never stretched")
     fps = far.selectbox("Frame rate", FRAME_RATES, index=FRAME_RATES.index(DEFAULT_FPS), key=FPS_KEY)
-    if st.button("🎬 Make reel", key="reel.make", disabled=not order, type="primary"):
+    if st.button("🎬 Make reel", key=MAKE_KEY, disabled=not order, type="primary"):
         bar = st.progress(0.0, text="Starting…")
         try:
             path = make([by_id[t] for t in order], journal, client, now, slates=slates, burn_in=burn_in,
@@ -194,7 +201,7 @@ def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: 
     earlier = [p for p in earlier if str(p) != last][:EARLIER_SHOWN]
     if earlier:
         with st.expander(f"Earlier reels ({len(earlier)})"):
-            chosen = st.selectbox("Reel", [None, *earlier], key="reel.earlier",
+            chosen = st.selectbox("Reel", [None, *earlier], key=EARLIER_KEY,
                                   format_func=lambda p: "Pick one to play and download" if p is None else p.name)
             if chosen is not None:
                 _show(chosen, journal, client)

@@ -16,10 +16,11 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from components.review.results import Result
+from components.review.state_keys import REPORT_DOWNLOAD_KEY
 from dailies.journal import Journal
 from dailies.review_report import entries_from_journal, thumbnail_from_kept, to_csv, to_pdf
 
-KEY = "review.report"
+KEY = REPORT_DOWNLOAD_KEY
 
 
 def build(results: Sequence[Result], journal: Journal, now: float,

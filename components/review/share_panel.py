@@ -18,6 +18,7 @@ import streamlit as st
 from components.common.keep import LinkExpired, keep_result
 from components.common.markdown_text import markdown_text
 from components.common.shares import NO_SHARES_HERE, guests_stay_guests
+from components.review.state_keys import LINK_KEY
 from dailies.cli.share import share_link
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
@@ -25,7 +26,6 @@ from dailies.journal.shares import prompts_to_share
 from dailies.spec.results import VIDEO_NAME
 
 EXPIRIES = {"1 day": 86_400.0, "7 days": 7 * 86_400.0, "30 days": 30 * 86_400.0}
-LINK_KEY = "share.created_link"  # the link just made, shown once
 
 
 def _when(at: float | None) -> str:

@@ -15,12 +15,11 @@ from components.common import connection, data, handoff
 from components.common import countdown as cd
 from components.common.keep import keep_button
 from components.common.stored_requests import request_of, stored_request
+from components.tasks.state_keys import FLASH_KEY
 from dailies.client import APIError, Client, ConflictError, UnsupportedEndpointError
 from dailies.journal import Journal, Submission
 from dailies.spec.models import TaskRecord
 from dailies.spec.statuses import DELETABLE, TaskStatus
-
-FLASH_KEY = "tasks.flash"
 
 
 def flash(message: str) -> None:

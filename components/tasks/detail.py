@@ -22,6 +22,7 @@ from components.common.task_lookup import LoadedTask, load
 from components.tasks import actions as task_actions
 from components.tasks import callbacks as task_callbacks
 from components.tasks.rows import STATUS_EMOJI, format_age
+from components.tasks.state_keys import DETAIL_PREFIX
 from dailies.client import Client
 from dailies.journal import Journal, Submission
 from dailies.spec.models import TaskRecord, TaskRequest
@@ -91,7 +92,7 @@ def _stored_inputs(stored: TaskRequest) -> None:
 
 
 def render(client: Client | None, journal: Journal, task_id: str, tz: tzinfo,
-           now: float | None = None, key_prefix: str = "tasks.detail",
+           now: float | None = None, key_prefix: str = DETAIL_PREFIX,
            on_close: Callable[[], None] | None = None) -> LoadedTask:
     """Draw the detail of one task; return what was loaded."""
     now = time.time() if now is None else now

@@ -13,18 +13,19 @@ from typing import Any
 import streamlit as st
 
 from components.tasks.rows import parse_task_ids, status_label
+from components.tasks.state_keys import (
+    ENDPOINT_KEY,
+    MODEL_KEY,
+    PAGE_KEY,
+    PAGE_SIZE_KEY,
+    STATUS_KEY,
+    TASK_IDS_KEY,
+    TIER_KEY,
+)
 from dailies.journal import Journal
 from dailies.spec import limits as L
 from dailies.spec.catalog import model_ids
 from dailies.spec.statuses import LISTABLE_FILTERS
-
-STATUS_KEY = "tasks.status"
-TASK_IDS_KEY = "tasks.task_ids"
-MODEL_KEY = "tasks.model"
-ENDPOINT_KEY = "tasks.endpoint"
-TIER_KEY = "tasks.tier"
-PAGE_KEY = "tasks.page"
-PAGE_SIZE_KEY = "tasks.page_size"
 
 ALL_STATUSES = "all"
 ANY_MODEL = "any"

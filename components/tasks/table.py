@@ -32,6 +32,17 @@ from components.common.browser_timezone import browser_timezone
 from components.common.stored_requests import stored_requests
 from components.tasks.filters import TaskFilters
 from components.tasks.rows import any_active, table_rows
+from components.tasks.state_keys import (
+    DEEP_LINK_KEY,
+    IN_PAGE_RUN_KEY,
+    LAST_LISTING_KEY,
+    REFRESH_ASKED_KEY,
+    REFRESH_KEY,
+    RENDERED_IDS_KEY,
+    SELECTED_KEY,
+    SIGNATURE_KEY,
+    TABLE_KEY,
+)
 from dailies.client import APIError, Client
 from dailies.journal import Journal
 from dailies.spec.models import ListTasksResponse
@@ -40,16 +51,6 @@ REFRESH_SECONDS = 3
 # With no row queued or running: how often the countdowns are redrawn (a tab left open must not show
 # a link as live after it has died), from the last listing.
 IDLE_REDRAW_SECONDS = 30
-VIEW_KEY = "tasks.view"  # the open tab: the table or the charts
-TABLE_KEY = "tasks.table"
-REFRESH_KEY = "tasks.refresh"
-REFRESH_ASKED_KEY = "tasks._refresh_asked"  # set by the Refresh button: this run lists anew
-SELECTED_KEY = "tasks.selected"  # the task id shown in the detail (None: none)
-DEEP_LINK_KEY = "tasks._query_task"  # the ?task= value last seen or written
-RENDERED_IDS_KEY = "tasks._rendered_ids"  # row ids as last drawn, to read a row selection by id
-SIGNATURE_KEY = "tasks._signature"  # (ids and statuses, active) as of the last listing
-IN_PAGE_RUN_KEY = "tasks._in_page_run"  # set by the page for the fragment's run inside it
-LAST_LISTING_KEY = "tasks._last_listing"  # (query, page) as last drawn, for the idle redraws
 
 
 def sync_deep_link() -> None:

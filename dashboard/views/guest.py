@@ -26,15 +26,27 @@ from components.common import connection, shares
 from components.common.comments import said, timecode_button
 from components.common.markdown_text import markdown_text
 from components.common.timecode_player import format_timecode, timecode_player
+from components.guest.state_keys import (
+    COMMENT_KEY,
+    ERROR_KEY,
+    NAME_KEY,
+    PASSPHRASE_FORM_KEY,
+    PASSPHRASE_KEY,
+    PINNED_KEY,
+    PLAYER_KEY,
+    POST_KEY,
+    PREFIX,
+    SEEK_KEY,
+    SHARE_KEY,
+    STATUS_KEY,
+    TIMECODE_KEY,
+    UNLOCKED_KEY,
+    UNPIN_KEY,
+)
 from dailies.journal import STATUS_LABELS, STATUSES, ShareRefused, thread
 from dailies.journal.shares import MAX_ATTEMPTS
 from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
 
-GUEST_NAME_KEY = "guest.name"
-UNLOCKED_KEY = "guest.unlocked"  # {share id: True} once this session gave the passphrase
-# Per task: the timecode the next comment is pinned to, and the position the player is asked to go to.
-PINNED_KEY = "guest.comment_at.{}"
-SEEK_KEY = "guest.seek.{}"
 REFUSALS = {
     "unknown": "This link does not open anything. Check that you copied it whole, or ask for a new one.",
     "revoked": "This share has been revoked by the project. Ask whoever sent it for a new link.",
@@ -50,8 +62,8 @@ def _ask_passphrase(journal, share, token: str, now: float) -> None:
     unlocked = st.session_state.setdefault(UNLOCKED_KEY, {})
     if unlocked.get(share.id):
         return
-    with st.form("guest.passphrase_form"):
-        typed = st.text_input("Passphrase", type="password", key="guest.passphrase")
+    with st.form(PASSPHRASE_FORM_KEY):
+        typed = st.text_input("Passphrase", type="password", key=PASSPHRASE_KEY)
         sent = st.form_submit_button("Open")
     if sent:
         try:
@@ -84,21 +96,21 @@ def _guest_now(task_id: str):
         return None  # the page's run, which follows, says why
     if share.has_passphrase and not st.session_state.get(UNLOCKED_KEY, {}).get(share.id):
         return None
-    return journal.guest_view(share, st.session_state.get(GUEST_NAME_KEY, ""))
+    return journal.guest_view(share, st.session_state.get(NAME_KEY, ""))
 
 
 def _post(task_id: str) -> None:
     guest = _guest_now(task_id)
     if guest is None:
         return
-    body = st.session_state.get(f"guest.comment.{task_id}", "")
+    body = st.session_state.get(COMMENT_KEY.format(task_id), "")
     try:
         guest.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)))
     except (ValueError, PermissionError) as exc:
-        st.session_state[f"guest.error.{task_id}"] = str(exc)
+        st.session_state[ERROR_KEY.format(task_id)] = str(exc)
         return
     st.session_state.pop(PINNED_KEY.format(task_id), None)
-    st.session_state[f"guest.comment.{task_id}"] = ""
+    st.session_state[COMMENT_KEY.format(task_id)] = ""
 
 
 def _seek(task_id: str, seconds: float) -> None:
@@ -114,9 +126,9 @@ def _set_status(task_id: str) -> None:
     if guest is None:
         return
     try:
-        guest.set_status(task_id, st.session_state[f"guest.status.{task_id}"])
+        guest.set_status(task_id, st.session_state[STATUS_KEY.format(task_id)])
     except (ValueError, PermissionError) as exc:
-        st.session_state[f"guest.error.{task_id}"] = str(exc)
+        st.session_state[ERROR_KEY.format(task_id)] = str(exc)
 
 
 def _local_copy(kept) -> Path | None:
@@ -159,7 +171,7 @@ def _prune(folder: Path) -> None:
 
 
 def _version(journal, share, task_id: str, number: int) -> None:
-    guest = journal.guest_view(share, st.session_state.get(GUEST_NAME_KEY, ""))
+    guest = journal.guest_view(share, st.session_state.get(NAME_KEY, ""))
     kept = guest.kept(task_id)
     with st.container(border=True):
         st.markdown(f"**Version {number}** of {len(share.task_ids)}")
@@ -171,7 +183,7 @@ def _version(journal, share, task_id: str, number: int) -> None:
             elif share.allow_comments:
                 # Handed over once, so a later click on the same timecode goes there again.
                 seek_to = st.session_state.pop(SEEK_KEY.format(task_id), None)
-                state = timecode_player(video, key=f"guest.player.{task_id}", seek_to=seek_to)
+                state = timecode_player(video, key=PLAYER_KEY.format(task_id), seek_to=seek_to)
                 if state.comment_at is not None:
                     st.session_state[PINNED_KEY.format(task_id)] = state.comment_at
             else:  # nothing to pin a comment to: the plain player, without a "Comment at" button
@@ -187,18 +199,18 @@ def _version(journal, share, task_id: str, number: int) -> None:
                 st.text(prompt)
             status = guest.status_of(task_id)
             if share.allow_status:
-                key = f"guest.status.{task_id}"
+                key = STATUS_KEY.format(task_id)
                 # The journal's status at every draw (a member or another guest may have changed it): the
                 # guest's own pick was written by its callback before this run, or refused (then the
                 # select goes back to what the journal holds, beside the error).
                 if st.session_state.get(key) != status:
                     st.session_state[key] = status
                 st.selectbox("Status", STATUSES, format_func=STATUS_LABELS.get, key=key, on_change=_set_status,
-                             args=(task_id,), disabled=not st.session_state.get(GUEST_NAME_KEY, "").strip(),
+                             args=(task_id,), disabled=not st.session_state.get(NAME_KEY, "").strip(),
                              help="Type your name above to set a status.")
             else:
                 st.caption(f"Status: {STATUS_LABELS.get(status, status)}")
-            error = st.session_state.pop(f"guest.error.{task_id}", None)
+            error = st.session_state.pop(ERROR_KEY.format(task_id), None)
             if error:
                 st.error(error)
             if share.allow_comments:
@@ -211,17 +223,17 @@ def _thread(guest, task_id: str) -> None:
     st.markdown(f"**Comments** ({len(comments)})")
     for comment, depth in thread(comments):
         said(comment, depth, UTC)
-        timecode_button(comment, f"guest.tc.{comment.id}", _seek, (task_id, comment.timecode))
-    named = bool(st.session_state.get(GUEST_NAME_KEY, "").strip())
+        timecode_button(comment, TIMECODE_KEY.format(comment.id), _seek, (task_id, comment.timecode))
+    named = bool(st.session_state.get(NAME_KEY, "").strip())
     pinned = st.session_state.get(PINNED_KEY.format(task_id))
     at = f" (at {format_timecode(pinned)})" if pinned is not None else ""
-    st.text_area("Comment", key=f"guest.comment.{task_id}", max_chars=5000, disabled=not named,
+    st.text_area("Comment", key=COMMENT_KEY.format(task_id), max_chars=5000, disabled=not named,
                  placeholder=f"Your comment{at}" if named else "Type your name above to comment")
     with st.container(horizontal=True, gap="small"):
-        st.button("Post", key=f"guest.post.{task_id}", on_click=_post, args=(task_id,), disabled=not named,
+        st.button("Post", key=POST_KEY.format(task_id), on_click=_post, args=(task_id,), disabled=not named,
                   width="content")
         if pinned is not None:
-            st.button(f"✖ not at {format_timecode(pinned)}", key=f"guest.unpin.{task_id}", type="tertiary",
+            st.button(f"✖ not at {format_timecode(pinned)}", key=UNPIN_KEY.format(task_id), type="tertiary",
                       on_click=_unpin, args=(task_id,), width="content")
 
 
@@ -254,16 +266,16 @@ def render(now: float | None = None) -> None:
         return
     # A session holds one share: another token in the address starts it afresh.
     marker = hashlib.sha256(token.encode("utf-8")).hexdigest()
-    if st.session_state.get("guest.share") != marker:
-        for name in [k for k in st.session_state if str(k).startswith("guest.")]:
+    if st.session_state.get(SHARE_KEY) != marker:
+        for name in [k for k in st.session_state if str(k).startswith(PREFIX)]:
             del st.session_state[name]
-        st.session_state["guest.share"] = marker
+        st.session_state[SHARE_KEY] = marker
     if share.has_passphrase:
         _ask_passphrase(journal, share, token, now)
     st.caption(f"Shared by {markdown_text(share.created_by)} · until {_when(share.expires_at)} · "
                f"{len(share.task_ids)} version(s)")
     if share.allow_comments or share.allow_status:
-        st.text_input("Your name", key=GUEST_NAME_KEY, max_chars=60,
+        st.text_input("Your name", key=NAME_KEY, max_chars=60,
                       help="Shown with your comments and statuses, marked as a guest.")
     for number, task_id in enumerate(share.task_ids, start=1):
         _version(journal, share, task_id, number)

@@ -6,6 +6,17 @@ from __future__ import annotations
 import streamlit as st
 
 from components.common import catalogs, connection, identity, outbound, signin
+from components.common.state_keys import API_KEY_KEY, CATALOG_KEY
+from components.settings.state_keys import (
+    API_KEY_FIELD,
+    BASE_URL_FIELD,
+    DISPLAY_NAME_KEY,
+    FORGET_KEY,
+    FORM_KEY,
+    OUTCOME_KEY,
+    SHOWN_KEY,
+    TEST_KEY,
+)
 from dailies.client import APIConnectionError, APIStatusError, AuthenticationError, Client, DailiesError
 
 st.header("Settings")
@@ -29,8 +40,6 @@ else:
 # show the connection as they left it. The field is keyed and filled from session state whenever the
 # address in use changes. (A field keyed by its `value` was rebuilt when the address changed, which
 # dropped a correction typed into it, and `clear_on_submit` put back the address from before the save.)
-BASE_URL_FIELD, API_KEY_FIELD = "settings.form.base_url", "settings.form.api_key"
-SHOWN_KEY, OUTCOME_KEY = "settings.form.shown", "settings.form.outcome"
 FALLBACK = "no key (this dashboard is shared)" if connection.team_mode() else "the dashboard's own connection"
 
 
@@ -65,7 +74,7 @@ def _show_outcome(action: str) -> None:
 if st.session_state.get(SHOWN_KEY) != conn.base_url or BASE_URL_FIELD not in st.session_state:
     st.session_state[BASE_URL_FIELD] = st.session_state[SHOWN_KEY] = conn.base_url
 st.session_state.setdefault(API_KEY_FIELD, "")
-with st.form("settings.form"):
+with st.form(FORM_KEY):
     st.text_input("Base URL", key=BASE_URL_FIELD,
                   help="Ends in /api/v3. Volcengine Ark: https://ark.cn-beijing.volces.com/api/v3, "
                        "BytePlus ModelArk: https://ark.ap-southeast.bytepluses.com/api/v3")
@@ -73,12 +82,12 @@ with st.form("settings.form"):
     st.form_submit_button("Save", on_click=_save)
 _show_outcome("save")
 
-if connection.is_remembered() or st.session_state.get(connection.API_KEY_KEY):
-    st.button("Forget this key", key="settings.forget", icon=":material/logout:", on_click=_forget,
+if connection.is_remembered() or st.session_state.get(API_KEY_KEY):
+    st.button("Forget this key", key=FORGET_KEY, icon=":material/logout:", on_click=_forget,
               help=f"Removes the key from this browser and from the dashboard's server; back to {FALLBACK}.")
 _show_outcome("forget")
 
-st.selectbox("Model ids this service speaks", catalogs.CHOICES, key=catalogs.CATALOG_KEY,
+st.selectbox("Model ids this service speaks", catalogs.CHOICES, key=CATALOG_KEY,
              format_func=catalogs.CHOICE_LABELS.get, persist_state="session",
              help="Compose offers the model ids of this catalog. Volcengine and BytePlus hosts are recognised from "
                   "the address; say here which one a proxy or gateway speaks.")
@@ -91,7 +100,7 @@ region = catalogs.region_for(conn.base_url, catalogs.current_choice(),
                              info.upstream.region if info is not None and info.upstream is not None else None)
 st.caption(f"Compose offers {'both catalogs' if region is None else f'the {region.value} catalog'} here.")
 
-if st.button("Test connection", key="settings.test", disabled=not conn.usable):
+if st.button("Test connection", key=TEST_KEY, disabled=not conn.usable):
     try:
         with Client(base_url=conn.base_url, api_key=conn.api_key, timeout=10, max_retries=0,
                     transport=outbound.transport_for(conn.base_url, connection.shared())) as probe:
@@ -119,9 +128,9 @@ if who is not None:
              "each with who wrote it; other projects see none of it.")
 if (who is None and answer.reached) or (who is not None and not who.member):
     own = connection.key_journal()
-    st.text_input("Your name", value=identity.display_name(own), key="settings.display_name",
+    st.text_input("Your name", value=identity.display_name(own), key=DISPLAY_NAME_KEY,
                   max_chars=60, placeholder=signin.display_name() or "shown on your statuses and comments",
-                  on_change=lambda: identity.set_display_name(own, st.session_state["settings.display_name"]),
+                  on_change=lambda: identity.set_display_name(own, st.session_state[DISPLAY_NAME_KEY]),
                   help="This service does not say whose a key is: the name you give here signs your statuses, "
                        "stars and comments. It is remembered with your key.")
 

@@ -14,6 +14,7 @@ from components.tasks import charts
 from components.tasks import detail as task_detail
 from components.tasks import filters as task_filters
 from components.tasks import table as task_table
+from components.tasks.state_keys import VIEW_KEY
 
 st.header("Tasks")
 client = connection.require_client()
@@ -24,7 +25,7 @@ task_table.sync_deep_link()
 filters = task_filters.render(journal)
 keep.auto_keep_toggle(journal)
 
-table_tab, charts_tab = st.tabs(["📋 Tasks", "📊 Charts"], key=task_table.VIEW_KEY, on_change="rerun")
+table_tab, charts_tab = st.tabs(["📋 Tasks", "📊 Charts"], key=VIEW_KEY, on_change="rerun")
 
 
 def detail(task_id: str | None) -> None:

@@ -20,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 from components.common import connection, keep
 from components.tasks import table as task_table
+from components.tasks.state_keys import VIEW_KEY
 from dailies.client import Client
 from dailies.journal import Journal, Scope, Submission
 
@@ -131,7 +132,7 @@ def test_tasks_and_charts_show_each_session_its_own_project_only(team_env, tasks
     assert table_ids(alpha) == set(tasks[KEY_A])
     assert table_ids(bravo) == set(tasks[KEY_B])
     for at in (alpha, bravo):
-        at.session_state[task_table.VIEW_KEY] = "📊 Charts"  # as a click on the tab leaves it
+        at.session_state[VIEW_KEY] = "📊 Charts"  # as a click on the tab leaves it
         at.run()
         no_errors(at)
     assert charted_count(alpha).startswith("The 2 most recent")
@@ -141,7 +142,7 @@ def test_tasks_and_charts_show_each_session_its_own_project_only(team_env, tasks
     # And back: alpha's next runs, still inside the cache's life, are alpha's own again.
     alpha.run()
     assert chart_models(alpha) == {V2}
-    alpha.session_state[task_table.VIEW_KEY] = "📋 Tasks"
+    alpha.session_state[VIEW_KEY] = "📋 Tasks"
     alpha.run()
     assert table_ids(alpha) == set(tasks[KEY_A])
 

@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from components.common import charges
 from components.tasks import spend_charts
 from components.tasks import table as task_table
+from components.tasks.state_keys import VIEW_KEY
 from dailies.client import Client
 from dailies.generator.upstream import UpstreamGenerator, UpstreamKey
 from dailies.service import budgets
@@ -182,7 +183,7 @@ def test_the_spend_per_model_chart_sums_the_ledgers_lines(dashboard_env, gateway
     monkeypatch.setattr(spend_charts, "spend_by_model",
                         lambda *args, **kwargs: seen.append(real(*args, **kwargs)) or seen[-1])
     at = open_tasks(list(made.values()))
-    at.session_state[task_table.VIEW_KEY] = CHARTS_TAB
+    at.session_state[VIEW_KEY] = CHARTS_TAB
     at.run()
     no_errors(at)
     [(frame, unpriced)] = seen

@@ -21,6 +21,7 @@ from streamlit.testing.v1 import AppTest
 from components.common import catalogs, stored_requests
 from components.compose.form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
 from components.tasks import table as task_table
+from components.tasks.state_keys import VIEW_KEY
 from dailies.client import Client, Tasks, UnsupportedEndpointError
 from dailies.client._base import Endpoints
 from dailies.journal import Journal, Submission
@@ -424,7 +425,7 @@ def charts_of(at: AppTest) -> list:
 def test_charts_tab_draws_both_charts_only_while_it_is_open(dashboard_env, seeded):
     at = only(open_tasks(), seeded.default_tier)
     assert not charts_of(at) and table_ids(at)  # the table's tab is open first
-    at.session_state[task_table.VIEW_KEY] = CHARTS_TAB  # as a click on the tab leaves it
+    at.session_state[VIEW_KEY] = CHARTS_TAB  # as a click on the tab leaves it
     at.run()
     no_errors(at)
     # Status and tokens from the listing; spend by model from it too, and per day and per person from

@@ -1,0 +1,76 @@
+"""The Review page's session-state keys, declared once (the reel maker's start with "reel.", the share
+panel's with "share."). Their values are what saved sessions, tests and browser tests know: never change
+one. `{}` takes a task, shot or comment id."""
+
+from __future__ import annotations
+
+# panel.py
+INBOX_KEY = "review.inbox"
+MEMBER_KEY = "review.member"
+BATCH_KEY = "review.batch"
+PAGE_KEY = "review.page"
+REFRESH_KEY = "review.refresh"
+REEL_KEY = "review.reel_open"
+REPORT_KEY = "review.report_open"
+SHARE_KEY = "review.share_open"
+FRESH_KEY = "review._fresh"  # the Refresh button was pressed: this run lists anew
+PER_PAGE_KEY = "review.per_page"
+
+# card.py
+COMPARE_KEY = "review.compare"
+# Set by a review widget's callback when the page must follow the change, not only the card.
+PAGE_FOLLOWS_KEY = "review._page_follows"
+PAGE_RUN_KEY = "review._page_run"  # a new value at every run of the whole page (review_panel.render)
+FILTERED_KEY = "review._filtered"  # the page shows a filtered selection: a status change may move a card
+
+# comments.py: per task, the timecode the next comment is pinned to, and the comment being answered.
+PINNED_KEY = "review.comment_at.{}"
+REPLYING_KEY = "review.reply_to.{}"
+SEEK_KEY = "review.seek.{}"  # the position the card's player is asked to go to
+
+# reel_maker.py
+PICKED_KEY = "reel.picked"
+ORDER_KEY = "reel.order"
+SLATES_KEY = "reel.slates"
+BURN_IN_KEY = "reel.burn_in"
+SIZE_KEY = "reel.size"
+FPS_KEY = "reel.fps"
+LAST_KEY = "reel.last"
+
+# share_panel.py
+LINK_KEY = "share.created_link"  # the link just made, shown once
+
+# card.py
+STATUS_KEY = "review.status.{}"  # per task
+STARS_KEY = "review.stars.{}"
+PLAYER_KEY = "review.player.{}"
+VERSION_KEY = "review.version.{}"  # per shot
+COMPARE_PREV_KEY = "review.compare_prev.{}"
+OPEN_KEY = "review.open.{}"
+CARD_RUN_KEY = "review._card_run.{}"  # per shot: the page run its card last drew in
+
+# comments.py
+COMMENT_KEY = "review.comment.{}"  # per task
+COMMENT_PROBLEM_KEY = "review.comment_problem.{}"
+POST_KEY = "review.post.{}"
+UNPIN_KEY = "review.unpin.{}"
+NO_REPLY_KEY = "review.noreply.{}"
+REPLY_KEY = "review.reply.{}"  # per comment
+RESOLVE_KEY = "review.resolve.{}"
+TIMECODE_KEY = "review.tc.{}"
+
+# panel.py
+COMPARE_BATCH_KEY = "review.compare_batch"
+SHARE_PANEL_KEY = "review.share"
+BACK_KEY = "review.back"
+SYNC_PREFIX = "review.sync."  # then the compared task ids
+
+# reel_maker.py
+REEL_DOWNLOAD_KEY = "reel.download.{}"  # per reel file
+REEL_SHARE_KEY = "reel.share.{}"
+REEL_SHARE_PANEL_KEY = "reel.share_panel.{}"
+MAKE_KEY = "reel.make"
+EARLIER_KEY = "reel.earlier"
+
+# report_download.py
+REPORT_DOWNLOAD_KEY = "review.report"  # the report's buttons start with it

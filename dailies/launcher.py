@@ -5,7 +5,7 @@ stopped too, so nothing is left running behind the user's back.
 
 For one person the dashboard gets the service's own key (ARK_API_KEY), so it works at once. With
 `--team` the dashboard is shared: it gets no key, and each visitor enters their own in Settings
-(remembered for their browser only; see components/remembered_keys.py).
+(remembered for their browser only; see components/common/remembered_keys.py).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ class RunningDashboard:
 
 def sign_in_configured(cwd: Path) -> bool:
     """Whether the dashboard started in `cwd` finds an `[auth]` section in the secrets Streamlit reads
-    (~/.streamlit, the working directory's and the script's .streamlit/secrets.toml): components/signin.py."""
+    (~/.streamlit, the working directory's and the script's .streamlit/secrets.toml): components/common/signin.py."""
     places = [Path.home() / ".streamlit", cwd / ".streamlit", dashboard_script().parent / ".streamlit"]
     for folder in places:
         try:

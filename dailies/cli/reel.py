@@ -6,7 +6,7 @@ the team's journal from DAILIES_DATABASE_URL / DAILIES_STORAGE), else it is down
 (`--base-url`/`--api-key`, default $ARK_BASE_URL/$ARK_API_KEY) into a temporary folder. The slate says
 what the journal and the service know: version, review status, prompt excerpt and date.
 
-The journal is read as the key's, as the dashboard reads it (components/identity.py): on a Dailies
+The journal is read as the key's, as the dashboard reads it (components/common/identity.py): on a Dailies
 service, which names the key's project (`GET /dailies/v1/me`), that project's scope; elsewhere, or
 while the service gives no answer, the key's own scope. Another project's kept copies, statuses and
 versions are never read: a task of another project is not in the key's scope, and the service answers
@@ -59,7 +59,7 @@ def _api_key(args: argparse.Namespace) -> str:
 def _is_environment_default(base_url: str, api_key: str) -> bool:
     """Whether the connection is the environment's (ARK_BASE_URL and ARK_API_KEY) outside a team: the
     dashboard's default connection in single-user mode, the one that also sees the journal's rows from
-    before scopes (components/connection.py `current`)."""
+    before scopes (components/common/connection.py `current`)."""
     from ..launcher import team_mode_in
 
     env_base_url, env_key = environment_defaults(os.environ)

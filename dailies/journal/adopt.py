@@ -1,4 +1,4 @@
-"""Bringing older rows into a view's scope (components/identity.py: once per process for a key's own
+"""Bringing older rows into a view's scope (components/common/identity.py: once per process for a key's own
 scope, every few minutes for a key into its project's, so what reached the key's scope since joins too):
 
 - on a Dailies service, the journal a key wrote while journals were per key joins its project's

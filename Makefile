@@ -1,6 +1,6 @@
 # Each target creates .venv if missing, installs the project into it, then runs.
-# `make up` installs what running needs; `make test` adds the test tools and the team extra
-# (PostgreSQL and S3 drivers, which the tests use against real servers).
+# `make up` installs what running needs (the `all` extra: the service, the dashboard and the team
+# backends; pyproject.toml); `make test` adds the test tools (the `dev` extra).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -14,12 +14,12 @@ $(BIN)/python:
 
 $(RUN_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[all]'
 	touch $(RUN_STAMP)
 
 $(TEST_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,team]'
+	$(BIN)/pip install --quiet -e '.[dev,all]'
 	touch $(TEST_STAMP) $(RUN_STAMP)
 
 up: $(RUN_STAMP)
@@ -56,7 +56,7 @@ $(LOWEST)/bin/python:
 
 $(LOWEST_STAMP): $(LOWEST)/bin/python pyproject.toml constraints/lowest.txt
 	$(LOWEST)/bin/pip install --quiet --upgrade pip
-	$(LOWEST)/bin/pip install --quiet -e '.[dev,team]' -c constraints/lowest.txt
+	$(LOWEST)/bin/pip install --quiet -e '.[dev,all]' -c constraints/lowest.txt
 	touch $(LOWEST_STAMP)
 
 test-lowest: $(LOWEST_STAMP)

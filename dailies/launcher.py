@@ -67,11 +67,19 @@ def local_key(data_dir: Path) -> str:
     return key_store.create_key(data_dir, "local").key
 
 
+def dashboard_app_root() -> Path:
+    """The folder that holds the dashboard's two packages, dashboard/ and components/ (which its pages
+    import as `components.common...`): in an installed wheel, dailies/_dashboard_app (pyproject.toml
+    ships them there, so that no generic top-level name is installed); in a checkout or an editable
+    install, the repository's root. The dashboard's process gets it on its PYTHONPATH (`dashboard_env`)."""
+    package = Path(__file__).resolve().parent
+    shipped = package / "_dashboard_app"
+    return shipped if (shipped / "dashboard" / "server.py").is_file() else package.parent
+
+
 def dashboard_script() -> Path:
     """The dashboard's server (dashboard/server.py: the router app.py with the dashboard's middleware)."""
-    import dashboard
-
-    return Path(dashboard.__file__).resolve().parent / "server.py"
+    return dashboard_app_root() / "dashboard" / "server.py"
 
 
 def streamlit_command(port: int, host: str = "127.0.0.1", headless: bool = True, log_format: str = "text") -> list[str]:
@@ -98,8 +106,11 @@ def dashboard_env(base: dict[str, str], api_url: str | None, key: str | None, da
     keeps its rows and files (a database URL and a bucket shared by a team's dashboards; SQLite and
     folders in the data directory otherwise: dailies.journal), and its default key, which a team
     dashboard never has (not even one inherited from the caller's environment); the log's format
-    (DAILIES_LOG_FORMAT, dailies/log_format.py) when given."""
+    (DAILIES_LOG_FORMAT, dailies/log_format.py) when given; and the dashboard's packages on its
+    PYTHONPATH (`dashboard_app_root`), ahead of any the caller's environment has."""
     env = dict(base)
+    inherited = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = os.pathsep.join([str(dashboard_app_root()), *([inherited] if inherited else [])])
     if log_format is not None:
         env[LOG_FORMAT_ENV] = log_format
     if api_url is not None:

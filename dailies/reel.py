@@ -41,11 +41,10 @@ from .generator.audio import AUDIO_RATE
 from .generator.encode import Mp4Writer, yuv420_from_rgb, yuv420_planes
 from .generator.overlays import Overlay
 from .generator.typography import fit, load_font, needs_cjk
+from .reel_options import DEFAULT_FPS, DEFAULT_SIZE, SLATE_SECONDS
+from .reel_options import parse_size as parse_size  # where the dashboard and the tests import it from
 from .spec.media import MediaRefused, open_untrusted
 
-DEFAULT_SIZE = (1280, 720)
-DEFAULT_FPS = 24
-SLATE_SECONDS = 1.5
 # The reel's sound: stereo (see the module's docstring).
 LAYOUT = "stereo"
 CHANNELS = 2
@@ -82,17 +81,6 @@ def slate_lines(version: str | None = None, status: str | None = None, prompt: s
         text = " ".join(prompt.split())
         lines.append(text if len(text) <= PROMPT_EXCERPT else text[: PROMPT_EXCERPT - 1].rstrip() + "…")
     return lines
-
-
-def parse_size(text: str) -> tuple[int, int]:
-    """"1280x720" as (1280, 720): both even, at least 16 (yuv420p needs even sides)."""
-    try:
-        width, height = (int(part) for part in text.lower().split("x"))
-    except ValueError:
-        raise ValueError(f"not a frame size (WIDTHxHEIGHT): {text!r}") from None
-    if width < 16 or height < 16 or width % 2 or height % 2:
-        raise ValueError(f"a frame size needs even sides of at least 16 pixels, got {text!r}")
-    return width, height
 
 
 def timecode(frame_index: int, fps: int) -> str:

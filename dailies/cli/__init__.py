@@ -21,13 +21,16 @@ One module per group of commands, each with a `register` that adds its subcomman
     share.py, reel.py, report.py
 
 Importing this package imports none of them; `build_parser` does, and each imports the service,
-SQLAlchemy, Streamlit or PyAV only inside the command that needs it (reel.py: PyAV, for its defaults).
+SQLAlchemy, Streamlit or PyAV only inside the command that needs it, so that the parser builds on the
+core install (`pip install dailies`). The extra each command needs is in extras.py: without it the
+command exits 2 with a line saying what to install.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from .. import __version__
@@ -56,7 +59,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .tasks import run
+    from . import extras
+    from .tasks import EXIT_REFUSED, run
 
     args = build_parser().parse_args(argv)
-    return run(args)
+    needs = extras.COMMANDS.get(args.command, ())
+    lacking = extras.missing(needs)
+    if lacking is not None:
+        print(extras.message(args.command, *lacking), file=sys.stderr)
+        return EXIT_REFUSED
+    try:
+        return run(args)
+    except ModuleNotFoundError as exc:
+        extra = extras.extra_of(exc.name, needs)
+        if extra is None:
+            raise
+        print(extras.message(args.command, [extra], exc.name), file=sys.stderr)
+        return EXIT_REFUSED

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..client import APIError, Client, DailiesError, NotFoundError, environment_defaults, normalize_base_url
-from ..reel import DEFAULT_FPS, DEFAULT_SIZE, SLATE_SECONDS, ReelShot, make_reel, parse_size, reel_duration, slate_lines
+from ..reel_options import DEFAULT_FPS, DEFAULT_SIZE, SLATE_SECONDS, parse_size
 from ..spec.results import VIDEO_NAME
 from ..spec.statuses import TaskStatus
 from .tasks import NO_API_KEY, CommandRefused, add_connection_args, make_client
@@ -225,6 +225,8 @@ def _progress(fraction: float) -> None:
 
 
 def cmd_reel(args: argparse.Namespace) -> int:
+    from ..reel import ReelShot, make_reel, reel_duration, slate_lines
+
     client = make_client(args) if _api_key(args) else None
     try:
         journal = open_key_journal(args, client)

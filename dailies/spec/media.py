@@ -3,6 +3,8 @@
 Images are checked with Pillow from the header only: `Image.open` reads the size without decoding
 pixels, so a 30 MB photo costs a few kilobytes of reading, and a decompression bomb (a tiny file
 that claims billions of pixels) is refused from its header before anything is decoded.
+Pillow and PyAV are imported by the checks that use them, so that the client and the CLI's client
+commands (the core install, `pip install dailies`) import this module without either.
 Videos and audio are probed with PyAV (container metadata, no decoding when the container
 states its duration), opened only through `open_untrusted`: the bytes choose among the accepted
 containers, never a protocol (SDP, HLS, DASH, concat) that would open sockets or other files.
@@ -24,8 +26,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from PIL import Image
 
 from . import limits as L
 from .problems import Problem
@@ -72,7 +72,12 @@ def encode_data_url(data: bytes, mime: str) -> str:
 
 def image_mime(data: bytes, fallback: str | None = None) -> str:
     """The MIME type of an image from its bytes (a file's name may have no extension, or the wrong
-    one); `fallback`, else application/octet-stream, when Pillow cannot tell."""
+    one); `fallback`, else application/octet-stream, when Pillow cannot tell, or is not installed (the
+    core install, `pip install dailies`: the CLI's create then sends the type its file name says)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return fallback or "application/octet-stream"
     info = check_image(data)[0]
     if info is not None and info.format and info.format in Image.MIME:
         return Image.MIME[info.format]
@@ -127,6 +132,8 @@ def read_image_info(source: Source) -> ImageInfo:
 
     Raises ValueError for data that is not an image of IMAGE_FORMATS, and for decompression bombs.
     """
+    from PIL import Image
+
     size = _size_of(source)
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
     with warnings.catch_warnings():

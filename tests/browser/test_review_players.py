@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from dailies.generator.encode import Mp4Writer
+from dailies.launcher import dashboard_app_root
 
 from ..live_service import free_port
 from .conftest import running_process
@@ -34,6 +35,7 @@ from pathlib import Path
 
 import streamlit as st
 
+sys.path.insert(0, APP_ROOT)  # the dashboard's packages (dailies/launcher.py, dashboard_app_root)
 from components.review.sync_compare import sync_compare
 from components.common.timecode_player import timecode_player
 
@@ -89,7 +91,7 @@ def app_url(tmp_path_factory, chromium_path) -> Iterator[str]:
     (folder / "static").mkdir()
     for name, colour in TAKES.items():
         write_clip(folder / "static" / f"take-{name}.mp4", colour)
-    (folder / "app.py").write_text(APP)
+    (folder / "app.py").write_text(APP.replace("APP_ROOT", repr(str(dashboard_app_root()))))
     with running_app(folder) as url:
         yield url
 

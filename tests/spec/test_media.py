@@ -233,7 +233,7 @@ def test_30_mb_is_refused_from_the_size_alone(monkeypatch: pytest.MonkeyPatch) -
     def never(*_: Any, **__: Any) -> None:
         raise AssertionError("the image was opened")
 
-    monkeypatch.setattr(media.Image, "open", never)
+    monkeypatch.setattr(Image, "open", never)
     info, problems = check_image(_padded(L.IMAGE_MAX_BYTES), "content[2].image_url")
     assert info is None
     assert [(p.path, p.message) for p in problems] == [
@@ -251,7 +251,7 @@ def test_a_large_file_on_disk_is_refused_without_reading_it(tmp_path: Path, monk
     with path.open("wb") as f:
         f.write(pillow_image(800, 600))
         f.truncate(40 * L.MB)  # sparse: nothing is written
-    monkeypatch.setattr(media.Image, "open", lambda *a, **k: pytest.fail("opened"))
+    monkeypatch.setattr(Image, "open", lambda *a, **k: pytest.fail("opened"))
     info, problems = check_image(path)
     assert info is None and "40.0 MB" in problems[0].message
 

@@ -82,21 +82,71 @@ def dashboard_script() -> Path:
     return dashboard_app_root() / "dashboard" / "server.py"
 
 
-def streamlit_command(port: int, host: str = "127.0.0.1", headless: bool = True, log_format: str = "text") -> list[str]:
+# The dashboard's two palettes (`dailies up --theme`, DAILIES_THEME): dark is the default. The light one's
+# amber is darker, so that a button's white text and a link on white keep their contrast.
+THEMES: dict[str, dict[str, str]] = {
+    "dark": {"base": "dark", "primaryColor": "#f5a524"},
+    "light": {"base": "light", "primaryColor": "#b45309"},
+}
+DEFAULT_THEME = "dark"
+# Uploads may be 30 MB images (spec section 8), Base64 inflates them, hence 64 MB.
+MAX_UPLOAD_MB = 64
+
+
+def _streamlit_config_files(cwd: Path | None) -> list[Path]:
+    """The config.toml files the dashboard's Streamlit reads: ~/.streamlit, its working directory's
+    .streamlit and the script's own (streamlit.config.get_config_files)."""
+    return [Path.home() / ".streamlit" / "config.toml", (cwd or Path.cwd()) / ".streamlit" / "config.toml",
+            dashboard_script().parent / ".streamlit" / "config.toml"]
+
+
+def streamlit_settings_given(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> tuple[bool, bool]:
+    """Whether the operator set the dashboard's theme, and its upload size, in Streamlit's own way: a
+    `[theme]` table or `[server] maxUploadSize` in a config.toml Streamlit reads, or STREAMLIT_THEME_*
+    / STREAMLIT_SERVER_MAX_UPLOAD_SIZE in its environment. Those win over the launcher's values."""
+    env = os.environ if env is None else env
+    theme = any(name.startswith("STREAMLIT_THEME_") and value for name, value in env.items())
+    upload = bool(env.get("STREAMLIT_SERVER_MAX_UPLOAD_SIZE"))
+    for path in _streamlit_config_files(cwd):
+        try:
+            with open(path, "rb") as handle:
+                found = tomllib.load(handle)
+        except (OSError, tomllib.TOMLDecodeError):  # none there, or one Streamlit reports itself
+            continue
+        theme = theme or bool(found.get("theme"))
+        server = found.get("server")
+        upload = upload or (isinstance(server, dict) and "maxUploadSize" in server)
+    return theme, upload
+
+
+def streamlit_command(port: int, host: str = "127.0.0.1", headless: bool = True, log_format: str = "text",
+                      theme: str | None = None, cwd: Path | None = None,
+                      env: Mapping[str, str] | None = None) -> list[str]:
     """`streamlit run` of the dashboard with its settings as flags, so they hold whatever directory
-    it starts from (.streamlit/config.toml only applies when started from the repository). Uploads
-    may be 30 MB images (spec section 8), Base64 inflates them, hence 64 MB. The toolbar is
+    it starts from (`cwd`, where .streamlit/config.toml is read). The theme and the upload size
+    (MAX_UPLOAD_MB) are defaults only: set in Streamlit's config.toml or STREAMLIT_* variables
+    (`streamlit_settings_given`) they are not passed, unless `theme` was asked for on the command line
+    (`--theme`, which always wins); `theme` None is DAILIES_THEME's, else dark (THEMES). The toolbar is
     minimal: "Deploy" means nothing to the people using Dailies. No full garbage collection after every
     script run: with pandas, altair and pydantic loaded it holds the GIL for 100-400 ms on 2 cores, after
     the script has finished and before the browser hears so (bench/dashboard.py); Python's own
     generational collection still runs. A JSON log (`log_format`, with DAILIES_LOG_FORMAT=json in the
     environment: `dashboard_env`) runs it through dailies/streamlit_logs.py, which makes Streamlit's
     loggers JSON first."""
+    env = os.environ if env is None else env
     runner = "dailies.streamlit_logs" if log_format == "json" else "streamlit"
-    return [sys.executable, "-m", runner, "run", str(dashboard_script()),
-            "--server.port", str(port), "--server.address", host, "--server.headless", str(headless).lower(),
-            "--server.maxUploadSize", "64", "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal",
-            "--runner.postScriptGC", "false", "--theme.base", "dark", "--theme.primaryColor", "#f5a524"]
+    command = [sys.executable, "-m", runner, "run", str(dashboard_script()),
+               "--server.port", str(port), "--server.address", host, "--server.headless", str(headless).lower(),
+               "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal",
+               "--runner.postScriptGC", "false"]
+    theme_given, upload_given = streamlit_settings_given(cwd, env)
+    if not upload_given:
+        command += ["--server.maxUploadSize", str(MAX_UPLOAD_MB)]
+    if theme is not None or not theme_given:
+        chosen = theme or env.get("DAILIES_THEME") or DEFAULT_THEME
+        for key, value in THEMES.get(chosen, THEMES[DEFAULT_THEME]).items():
+            command += [f"--theme.{key}", value]
+    return command
 
 
 def dashboard_env(base: dict[str, str], api_url: str | None, key: str | None, data_dir: Path | None,
@@ -255,7 +305,7 @@ def serve_command(data_dir: Path, host: str, api_port: int, slots: int | None, t
 
 
 def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1", slots: int | None = None,
-           open_browser: bool = False, team: bool = False, log_format: str = "text") -> int:
+           open_browser: bool = False, team: bool = False, log_format: str = "text", theme: str | None = None) -> int:
     """Both children; the service's log in data_dir/service.log, the dashboard's on this stderr, both in
     `log_format` (as this process's own lines on stderr: the banner stays on stdout)."""
 
@@ -277,7 +327,8 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
     env = {k: v for k, v in os.environ.items() if k != "DAILIES_API_KEYS"}
     serve_cmd = serve_command(data_dir, host, api_port, slots, team, log_format)
     ui_env = dashboard_env(env, f"{api_url}/api/v3", key, data_dir, team, log_format=log_format)
-    ui_cmd = streamlit_command(ui_port, host, headless=not open_browser, log_format=log_format)
+    ui_cmd = streamlit_command(ui_port, host, headless=not open_browser, log_format=log_format, theme=theme,
+                               cwd=data_dir, env=ui_env)
     procs: list[subprocess.Popen] = []
     stopping = False
 

@@ -20,11 +20,10 @@ this module has run. With any other DAILIES_LOG_FORMAT it is `streamlit run` unc
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from typing import Any
 
-from .log_format import LOG_FORMAT_ENV, JsonFormatter, configure, log_format
+from .log_format import JsonFormatter, configure, log_format
 
 
 def json_for_streamlit() -> None:
@@ -60,7 +59,9 @@ def json_for_streamlit() -> None:
 
 def main() -> None:
     try:
-        kind = log_format(os.environ.get(LOG_FORMAT_ENV) or "text")
+        from .config import current
+
+        kind = log_format(current().dailies_log_format)
     except ValueError:
         kind = "text"
     if kind == "json":

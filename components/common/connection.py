@@ -36,17 +36,17 @@ from components.common.state_keys import (
     TOKEN_KEY,
     USER_SAVED_KEY,
 )
+from dailies import config as settings_env
 from dailies.api_keys import fingerprint, mask
 from dailies.client import BASE_URL_ENV, Client, base_url_problem, environment_defaults, normalize_base_url
 from dailies.journal import Journal, Scope
-from dailies.launcher import team_mode_in
 
 # Session state that belongs to the connection rather than to the pages: kept when it changes.
 
 
 def team_mode() -> bool:
     """A dashboard shared by a team: no default key; each person's key is theirs alone."""
-    return team_mode_in(os.environ)
+    return settings_env.current().dailies_dashboard_team
 
 
 def shared() -> bool:
@@ -90,7 +90,7 @@ class Connection:
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get("DAILIES_DATA_DIR", ".dailies"))
+    return settings_env.current().dailies_data_dir
 
 
 # ---------- remembered keys (this browser) ----------

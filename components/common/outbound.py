@@ -29,6 +29,7 @@ import os
 import httpx
 
 from dailies.client import environment_defaults
+from dailies.config import current
 from dailies.netguard import NetguardError, check_public_host, pinned
 
 TRUSTED_HOSTS_ENV = "DAILIES_DASHBOARD_TRUSTED_HOSTS"
@@ -72,7 +73,7 @@ def _listed(entry: str) -> list[Origin]:
 def trusted_origins() -> frozenset[Origin]:
     """The configured service's origin and the operator's list."""
     configured = origin_of(environment_defaults(os.environ)[0])
-    listed = [o for entry in os.environ.get(TRUSTED_HOSTS_ENV, "").split(",") for o in _listed(entry)]
+    listed = [o for entry in current().dailies_dashboard_trusted_hosts.split(",") for o in _listed(entry)]
     return frozenset(o for o in (configured, *listed) if o is not None)
 
 

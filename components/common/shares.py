@@ -4,21 +4,20 @@ not stay guests."""
 
 from __future__ import annotations
 
-import os
 from urllib.parse import urlsplit
 
 import streamlit as st
 
 from components.common import signin
 from components.common.connection import team_mode
-from dailies.cli.share import DASHBOARD_URL_ENV
+from dailies.config import current
 
 
 def public_url() -> str:
     """The dashboard's address for links: DAILIES_DASHBOARD_URL, else the address this browser used
     (`st.context.url`, Streamlit 1.45+: the page's full URL; its scheme and host, plus
     `server.baseUrlPath` when the dashboard is served below a path)."""
-    configured = os.environ.get(DASHBOARD_URL_ENV, "").strip()
+    configured = current().dailies_dashboard_url.strip()
     if configured:
         return configured.rstrip("/")
     parts = urlsplit(st.context.url or "")

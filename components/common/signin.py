@@ -49,6 +49,7 @@ from streamlit import config as st_config
 from components.common import pages
 from components.common.remembered_keys import Remembered, RememberedKeys
 from components.common.state_keys import SIGN_IN_KEY, SIGN_OUT_KEY
+from dailies.config import current
 
 FILE_NAME = "user_keys.json"
 
@@ -124,7 +125,7 @@ def _secrets_absent(exc: Exception) -> bool:
 
 
 def _list_env(name: str, lower: bool = True) -> frozenset[str]:
-    items = (item.strip() for item in os.environ.get(name, "").split(","))
+    items = (item.strip() for item in getattr(current(), name.lower()).split(","))
     return frozenset((item.lower() if lower else item) for item in items if item)
 
 
@@ -141,7 +142,7 @@ class Allowed:
     def from_env(cls) -> Allowed:
         return cls(frozenset(d.lstrip("@") for d in _list_env(ALLOWED_DOMAINS_ENV)), _list_env(ALLOWED_EMAILS_ENV),
                    _list_env(ALLOWED_GROUPS_ENV, lower=False),
-                   os.environ.get(GROUPS_CLAIM_ENV, "").strip() or DEFAULT_GROUPS_CLAIM)
+                   current().dailies_signin_groups_claim.strip() or DEFAULT_GROUPS_CLAIM)
 
     @property
     def empty(self) -> bool:

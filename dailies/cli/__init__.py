@@ -6,6 +6,7 @@
     dailies budget     set, list or remove a project's or a member's budget
     dailies spend      what a project spent, per day, member and model
     dailies upstream   a gateway's upstream keys (add, list, remove), encrypted in the database
+    dailies config     the effective settings (environment, .env, defaults; secrets masked): dailies/config.py
     dailies up         run the service and the dashboard together
     dailies dashboard  run the dashboard against ARK_BASE_URL / ARK_API_KEY (--team: shared, no default key)
     dailies report | share | reel                              the review's outputs, from the dashboard's journal
@@ -39,7 +40,7 @@ DEFAULT_DATA_DIR = Path(os.environ.get("DAILIES_DATA_DIR", ".dailies"))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import money, processes, reel, report, share, tasks, team
+    from . import config, money, processes, reel, report, share, tasks, team
 
     parser = argparse.ArgumentParser(prog="dailies", description="Compose, run and review AI video generations.",
                                      epilog=tasks.EXIT_STATUSES,
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     team.register_keys(sub, DEFAULT_DATA_DIR)
     processes.register_dashboard(sub, DEFAULT_DATA_DIR)
     tasks.register(sub)
+    config.register(sub)
     return parser
 
 

@@ -39,10 +39,36 @@ def _log_format(text: str) -> str:
 
 
 def add_log_format_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--log-format", type=_log_format, default=os.environ.get(LOG_FORMAT_ENV) or "text",
+    # Default: DAILIES_LOG_FORMAT, else text, filled in by `settle_environment` (the variable checked there).
+    parser.add_argument("--log-format", type=_log_format, default=None,
                         metavar="{" + ",".join(FORMATS) + "}",
                         help="text lines, or JSON objects one per line (time, level, logger, message, request_id, "
                              f"task_id, exception) (default text; {LOG_FORMAT_ENV})")
+
+
+def settle_environment(args: argparse.Namespace) -> bool:
+    """At the start of serve, worker, up and dashboard: `.env` loaded into the environment, every variable
+    checked (dailies/config.py; False after a line naming the bad one), and the options the command line
+    left unset filled from the settings (so a `.env` value holds as the environment's would)."""
+    from .. import config
+
+    loaded = config.load_env_file()
+    problem = config.check_at_start(args.command)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return False
+    settings = config.current()
+    for attribute, value in (("log_format", settings.dailies_log_format),
+                             ("public_url", settings.dailies_public_url),
+                             ("upstream", settings.dailies_upstream_url),
+                             ("forwarded_allow_ips", settings.dailies_forwarded_allow_ips),
+                             ("database_url", settings.dailies_database_url.get_secret_value()),
+                             ("storage", settings.dailies_storage)):
+        if hasattr(args, attribute) and getattr(args, attribute) is None:
+            setattr(args, attribute, value or None)
+    if "DAILIES_DATA_DIR" in loaded and getattr(args, "data_dir", None) == Path(".dailies"):
+        args.data_dir = settings.dailies_data_dir  # the parser's default was made before .env was read
+    return True
 
 
 def _say(args: argparse.Namespace, text: str, level: int = logging.WARNING) -> None:
@@ -89,10 +115,11 @@ def upstream_settings(args: argparse.Namespace) -> dict:
     """Settings fields of a gateway (none without --upstream)."""
     if not args.upstream:
         return {}
+    from ..config import current
     from ..generator.upstream import parse_upstream_keys
 
     # More keys may be stored in the database (`dailies upstream add`); the service says if none are anywhere.
-    keys = parse_upstream_keys(os.environ.get("DAILIES_UPSTREAM_KEYS", ""))
+    keys = parse_upstream_keys(current().dailies_upstream_keys.get_secret_value())
     if args.upstream_concurrency < 1 or args.upstream_rpm < 1:
         raise SystemExit("--upstream-concurrency and --upstream-rpm must be 1 or more")
     # Only an address the operator gave is one the provider may reach: the default is loopback.
@@ -153,6 +180,8 @@ def uvicorn_server(app, args: argparse.Namespace):
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    if not settle_environment(args):
+        return 2
     from ..launcher import PortTaken, check_port_free
     from ..service.app import create_app
     from ..service.startup import ConfigurationError, wait_for_database
@@ -189,6 +218,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # ---------- dailies worker ----------
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    if not settle_environment(args):
+        return 2
     from ..service.settings import Settings
     from ..service.worker_process import run_worker
 
@@ -206,16 +237,20 @@ def cmd_worker(args: argparse.Namespace) -> int:
 # ---------- dailies up, dailies dashboard ----------
 
 def cmd_up(args: argparse.Namespace) -> int:
+    if not settle_environment(args):
+        return 2
     from ..launcher import run_up, team_mode_in
 
     if args.log_format == "json":
         configure("json")
         logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per probe of the children
     return run_up(args.data_dir, args.api_port, args.ui_port, slots=slots_of(args, None), open_browser=args.open,
-                  team=args.team or team_mode_in(os.environ), log_format=args.log_format)
+                  team=args.team or team_mode_in(os.environ), log_format=args.log_format, theme=args.theme)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
+    if not settle_environment(args):
+        return 2
     import subprocess
 
     from ..launcher import dashboard_env, journal_setting_warning, streamlit_command, team_mode_in
@@ -227,7 +262,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
                         database_url=args.database_url, storage=args.storage, log_format=args.log_format)
     if (warning := journal_setting_warning(env)) is not None:
         _say(args, warning)
-    return subprocess.call(streamlit_command(args.ui_port, args.host, log_format=args.log_format), env=env)
+    return subprocess.call(streamlit_command(args.ui_port, args.host, log_format=args.log_format, theme=args.theme,
+                                             env=env), env=env)
 
 
 TEAM_HELP = ("a dashboard shared by a team: it has no key of its own (ARK_API_KEY is ignored); each person "
@@ -301,6 +337,13 @@ def register_service(sub, default_data_dir: Path) -> None:
     worker.set_defaults(func=cmd_worker)
 
 
+def add_theme_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--theme", choices=("dark", "light"), default=None,
+                        help="the dashboard's palette, dark or light; given here it wins over Streamlit's own "
+                             "settings, otherwise .streamlit/config.toml's [theme] or STREAMLIT_THEME_* win over "
+                             "DAILIES_THEME and the default, dark")
+
+
 def register_dashboard(sub, default_data_dir: Path) -> None:
     """`up` and `dashboard`."""
     up = sub.add_parser("up", help="run the service and the dashboard together")
@@ -311,6 +354,7 @@ def register_dashboard(sub, default_data_dir: Path) -> None:
     up.add_argument("--open", action="store_true", help="open the dashboard in a browser")
     up.add_argument("--team", action="store_true", help=TEAM_HELP + ". Same as DAILIES_DASHBOARD_TEAM=1.")
     add_log_format_argument(up)
+    add_theme_argument(up)
     up.set_defaults(func=cmd_up)
 
     dash = sub.add_parser("dashboard", help="run only the dashboard (uses ARK_BASE_URL and ARK_API_KEY)")
@@ -329,4 +373,5 @@ def register_dashboard(sub, default_data_dir: Path) -> None:
                            "by every dashboard given it (AWS_* settings). Default: DAILIES_STORAGE, else folders in "
                            "--data-dir")
     add_log_format_argument(dash)
+    add_theme_argument(dash)
     dash.set_defaults(func=cmd_dashboard)

@@ -20,7 +20,6 @@ for an hour and a player on an auto-refreshing page does not reload it.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -68,13 +67,14 @@ class JournalBucket:
         try:
             import boto3
 
+            from ..config import current
             from ..service.s3_storage import S3Storage
         except ImportError as exc:
             raise RuntimeError(f"storage {storage}: boto3 is missing (pip install 'dailies[team]')") from exc
 
         self.bucket, self.root = journal_root(storage)
         # One session for every prefix: a client made from it costs a few ms, not the session's 60.
-        self._session = boto3.session.Session(region_name=os.environ.get("AWS_REGION") or None)
+        self._session = boto3.session.Session(region_name=current().aws_region or None)
         self.inputs = S3Storage(self.bucket, f"{self.root}/inputs", session=self._session)
         self._archives: OrderedDict[str, S3Storage] = OrderedDict()
         self._lock = threading.Lock()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import calendar
 import contextlib
 import hmac
-import os
 import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from ..config import current
 from .storage import MEDIA_TYPES, RESULT_NAMES, StoredResult, safe_part
 
 # S3 accepts at most 1000 keys per DeleteObjects call.
@@ -58,7 +58,7 @@ class S3Storage:
             raise ValueError("storage s3://BUCKET/prefix: the bucket is missing")
         self.bucket = bucket
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
-        session = session or boto3.session.Session(region_name=os.environ.get("AWS_REGION") or None)
+        session = session or boto3.session.Session(region_name=current().aws_region or None)
         # Path-style or virtual-hosted addressing, endpoint and region follow the AWS settings;
         # s3v4 because older signatures are refused by most providers (and presign differently).
         # A short connect timeout: a bucket that does not answer is noticed (and waited for,

@@ -3,7 +3,6 @@ nothing is read from the environment at import time."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -147,8 +146,14 @@ def _key_entries(text: str) -> dict[str, tuple[str, KeyOptions]]:
 
 
 def keys_from_environment() -> dict[str, str]:
-    return parse_api_keys(os.environ.get("DAILIES_API_KEYS", ""))
+    return parse_api_keys(_api_keys_variable())
 
 
 def key_options_from_environment() -> dict[str, KeyOptions]:
-    return parse_key_options(os.environ.get("DAILIES_API_KEYS", ""))
+    return parse_key_options(_api_keys_variable())
+
+
+def _api_keys_variable() -> str:
+    from ..config import current
+
+    return current().dailies_api_keys.get_secret_value()

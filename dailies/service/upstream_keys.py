@@ -10,7 +10,6 @@ alone hands out no working key.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -43,7 +42,10 @@ class StoredKey:
 def _fernet(secret: str | None = None):
     from cryptography.fernet import Fernet
 
-    secret = secret or os.environ.get(SECRET_ENV)
+    if not secret:
+        from ..config import current
+
+        secret = current().dailies_upstream_secret.get_secret_value()
     if not secret:
         raise ValueError(f"{SECRET_ENV} is not set: the key that encrypts upstream keys at rest. Make one with "
                          "`dailies upstream new-secret` and give it to every API node and worker")

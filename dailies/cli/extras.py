@@ -14,14 +14,16 @@ from importlib.util import find_spec
 
 # The modules each extra brings that Dailies imports (their import names, not their distributions').
 MODULES: dict[str, tuple[str, ...]] = {
-    "service": ("fastapi", "uvicorn", "sqlalchemy", "av", "numpy", "PIL", "prometheus_client"),
-    "dashboard": ("streamlit", "pandas", "altair", "fpdf", "sqlalchemy", "av", "numpy", "PIL"),
+    "service": ("fastapi", "uvicorn", "sqlalchemy", "av", "numpy", "PIL", "prometheus_client", "pydantic_settings"),
+    "dashboard": ("streamlit", "pandas", "altair", "fpdf", "sqlalchemy", "av", "numpy", "PIL", "pydantic_settings"),
     "team": ("psycopg", "boto3", "botocore", "cryptography", "authlib"),
 }
 
 # The extras each command needs; a command not listed needs the core alone.
 COMMANDS: dict[str, tuple[str, ...]] = {
     "serve": ("service",),
+    # The settings list is pydantic-settings, which the service and the dashboard bring.
+    "config": ("service",),
     "worker": ("service",),
     "keys": ("service",),
     "budget": ("service",),

@@ -15,12 +15,12 @@ TEAM_DEPLOYMENT = """\
 One machine (the default): `dailies up` or `dailies serve`, SQLite and result files in --data-dir.
 
 A team: any number of API nodes and render workers on any machines, sharing nothing but a
-PostgreSQL database and an S3-compatible bucket (pip install 'dailies[team]'):
+PostgreSQL database and an S3-compatible bucket (pip install 'dailies[service,team]'):
 
   dailies serve --slots 0 --database-url postgresql://... --storage s3://bucket/prefix   API nodes
   dailies worker --database-url postgresql://... --storage s3://bucket/prefix              render workers
-(--slots: render slots, renders at once in one process; `dailies serve --workers 0`, the old spelling,
-still works and says so)
+(--slots: render slots, renders at once in one process; the old spelling of the flag still works and
+says so)
 
 Settings (each flag also reads its environment variable):
   --database-url   DAILIES_DATABASE_URL   postgresql://user:password@host:5432/dailies

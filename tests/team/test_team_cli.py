@@ -29,7 +29,7 @@ def test_help_of_serve_and_worker_describes_the_team_deployment(command):
     code, text = run(command, "--help")
     assert code == 0
     for words in ("--database-url", "DAILIES_DATABASE_URL", "--storage", "DAILIES_STORAGE", "AWS_ENDPOINT_URL",
-                  "dailies serve --workers 0", "dailies worker", "dailies[team]", "presigned"):
+                  "dailies serve --slots 0", "dailies worker", "dailies[service,team]", "presigned"):
         assert words in text, words
 
 

@@ -54,9 +54,9 @@ LOWEST_STAMP := $(LOWEST)/.installed-lowest
 $(LOWEST)/bin/python:
 	$(PYTHON) -m venv $(LOWEST)
 
-$(LOWEST_STAMP): $(LOWEST)/bin/python pyproject.toml constraints/lowest.txt
+$(LOWEST_STAMP): $(LOWEST)/bin/python pyproject.toml constraints/lowest.txt constraints/lowest-dev.txt
 	$(LOWEST)/bin/pip install --quiet --upgrade pip
-	$(LOWEST)/bin/pip install --quiet -e '.[dev,all]' -c constraints/lowest.txt
+	$(LOWEST)/bin/pip install --quiet -e '.[dev,all]' -c constraints/lowest.txt -c constraints/lowest-dev.txt
 	touch $(LOWEST_STAMP)
 
 test-lowest: $(LOWEST_STAMP)

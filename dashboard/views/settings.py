@@ -31,7 +31,8 @@ elif connection.team_mode():
             "remembered for this browser only (reloads, links and new tabs keep it; other browsers never get "
             "it) until you press **Forget this key**.", icon=":material/group:")
 if conn.problem is None:
-    where = "the local Dailies service (preview renderer)" if conn.is_local else "a remote service"
+    # The address alone says where, not what answers there (Test connection asks the service).
+    where = "a service on this machine" if conn.is_local else "a remote service"
     st.write(f"Connected to **{conn.base_url}** — {where}. API key: `{conn.masked_key}`.")
 else:
     connection.show_problem(conn, link=False)  # this is Settings: the form is right below

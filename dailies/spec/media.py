@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import io
 import re
 import time
@@ -305,9 +306,9 @@ def open_untrusted(source: Source, kind: str = "media") -> Iterator[av.container
     try:
         container = av.open(stream, format=demuxer, container_options=options,
                             timeout=(MEDIA_OPEN_TIMEOUT_S, MEDIA_OPEN_TIMEOUT_S))
-    except av.ArgumentError as exc:  # format_whitelist's refusal (EINVAL)
-        raise MediaRefused(f"not a media file of the accepted formats ({_named(kind)})") from exc
     except (av.FFmpegError, OSError) as exc:
+        if getattr(exc, "errno", None) == errno.EINVAL:  # format_whitelist's refusal (PyAV 12 and 13+ alike)
+            raise MediaRefused(f"not a media file of the accepted formats ({_named(kind)})") from exc
         raise MediaRefused(f"not a media file that can be read ({_named(kind)}): "
                            f"{getattr(exc, 'strerror', None) or type(exc).__name__}") from exc
     with container:

@@ -4,7 +4,7 @@ released, and an expired task's cost is settled even when the first try to settl
 
 "The upstream has started it", or "has finished it", is made by setting its task's status in the
 upstream's database, as a provider that has started or finished it would answer. The gateway follows
-its tasks once a minute here, so it does not notice those changes before the test has acted."""
+its tasks once an hour here, so it does not notice those changes before the test has acted."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ SMALL = {"model": "doubao-seedance-1-0-pro-250528", "resolution": "480p", "durat
 
 @pytest.fixture
 def services(tmp_path):
-    # Followed once a minute, so the gateway does not notice what the test does to its upstream first.
-    with gateway_before_a_queue(tmp_path, upstream_poll=(60.0, 60.0), sweep_interval=3600.0) as both:
+    # Followed once an hour, so the gateway does not notice what the test does to its upstream first (a
+    # minute was passed on a loaded machine: the gateway read the forced success and failed the task).
+    with gateway_before_a_queue(tmp_path, upstream_poll=(3600.0, 3600.0), sweep_interval=3600.0) as both:
         yield both
 
 

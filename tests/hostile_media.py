@@ -31,18 +31,7 @@ import numpy as np
 @functools.cache
 def small_mp4(seconds: float = 2.5, fps: int = 8, size: int = 64) -> bytes:
     """A valid H.264 MP4 of `seconds`; PyAV writes its moov after the media data."""
-    buf = io.BytesIO()
-    with av.open(buf, "w", format="mp4") as container:
-        stream = container.add_stream("libx264", rate=fps)
-        stream.width = stream.height = size
-        stream.pix_fmt = "yuv420p"
-        stream.options = {"preset": "ultrafast"}
-        for i in range(round(seconds * fps)):
-            frame = av.VideoFrame.from_ndarray(np.full((size, size, 3), i * 8 % 256, np.uint8), format="rgb24")
-            frame.pts, frame.time_base = i, Fraction(1, fps)
-            container.mux(stream.encode(frame))
-        container.mux(stream.encode(None))
-    return buf.getvalue()
+    return wide_mp4(size, size, seconds, fps)
 
 
 @functools.cache

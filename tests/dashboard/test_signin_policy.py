@@ -5,6 +5,8 @@ gets nothing else, whatever the provider accepted."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 import streamlit as st
 from streamlit import config as st_config
@@ -38,10 +40,16 @@ def run(auth: dict | None = None, user: dict | None = None, guest: bool = False)
     at = AppTest.from_function(_app, default_timeout=30)
     if auth is not None:
         at.secrets["auth"] = auth
-    at.user = user if user is not None else {"is_logged_in": False}
+    user = user if user is not None else {"is_logged_in": False}
     if guest:
         at.query_params["share"] = "a-share-token"
-    return at.run()
+    if hasattr(at, "user"):  # AppTest gives the script this st.user (Streamlit 1.67 on)
+        at.user = user
+        return at.run()
+    # Streamlit 1.66 (the floor) has no st.user for AppTest: the account's claims are handed over one step later.
+    claims = {k: v for k, v in user.items() if k != "is_logged_in"} if user.get("is_logged_in") else None
+    with mock.patch.object(signin, "_claims", lambda: claims):
+        return at.run()
 
 
 def served(at: AppTest) -> bool:

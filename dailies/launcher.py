@@ -10,6 +10,7 @@ For one person the dashboard gets the service's own key (ARK_API_KEY), so it wor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -302,6 +303,26 @@ def serve_command(data_dir: Path, host: str, api_port: int, slots: int | None, t
     if slots is not None:
         command += ["--slots", str(slots)]
     return command
+
+
+def run_child(command: list[str], env: dict[str, str]) -> int:
+    """Run one child to its end and return its exit code; SIGTERM or Ctrl-C here stops it too (a process
+    manager stopping `dailies dashboard` left its Streamlit serving, an orphan)."""
+    proc = subprocess.Popen(command, env=env)
+
+    def pass_on(signum, _frame):
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signum)
+
+    previous = {s: signal.signal(s, pass_on) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            return proc.wait()
+        finally:
+            stop_processes([proc])  # nothing when it has ended; else SIGTERM, then SIGKILL after 10 s
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1", slots: int | None = None,

@@ -251,9 +251,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 def cmd_dashboard(args: argparse.Namespace) -> int:
     if not settle_environment(args):
         return 2
-    import subprocess
-
-    from ..launcher import dashboard_env, journal_setting_warning, streamlit_command, team_mode_in
+    from ..launcher import dashboard_env, journal_setting_warning, run_child, streamlit_command, team_mode_in
 
     if args.log_format == "json":
         configure("json")
@@ -262,8 +260,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
                         database_url=args.database_url, storage=args.storage, log_format=args.log_format)
     if (warning := journal_setting_warning(env)) is not None:
         _say(args, warning)
-    return subprocess.call(streamlit_command(args.ui_port, args.host, log_format=args.log_format, theme=args.theme,
-                                             env=env), env=env)
+    return run_child(streamlit_command(args.ui_port, args.host, log_format=args.log_format, theme=args.theme,
+                                       env=env), env=env)
 
 
 TEAM_HELP = ("a dashboard shared by a team: it has no key of its own (ARK_API_KEY is ignored); each person "

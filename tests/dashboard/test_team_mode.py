@@ -127,7 +127,7 @@ def test_the_dashboards_environment_in_each_mode(tmp_path):
 ])
 def test_dailies_dashboard_team(monkeypatch, tmp_path, argv, environ, team):
     started = {}
-    monkeypatch.setattr("subprocess.call", lambda cmd, env: started.update(cmd=cmd, env=env) or 0)
+    monkeypatch.setattr(launcher, "run_child", lambda cmd, env: started.update(cmd=cmd, env=env) or 0)
     monkeypatch.delenv("DAILIES_DASHBOARD_TEAM", raising=False)
     monkeypatch.setenv("ARK_API_KEY", "the-servers-own-key-0000")
     for name, value in environ.items():

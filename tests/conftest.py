@@ -185,7 +185,10 @@ def module_backend(request) -> Iterator[Backend]:
 # The longest work units (measured on 2 cores), handed out first under xdist so that none is left to
 # run at the end while the other worker idles: the browser's, then the multi-process fault tests.
 LONGEST_FIRST = ["tests/browser", "tests/team/test_faults.py", "tests/team/test_cluster.py",
-                 "tests/service/test_sdk_and_processes.py", "tests/service/test_gateway.py"]
+                 "tests/service/test_sdk_and_processes.py", "tests/service/test_gateway.py",
+                 # Each starts real processes (a wheel and a venv; serve, worker, dashboard and up; a dashboard).
+                 "tests/install/test_core_install.py", "tests/cli/test_log_format.py",
+                 "tests/cli/test_serve_options.py", "tests/cli/test_dashboard_stops.py"]
 
 
 def work_unit(nodeid: str) -> str:

@@ -129,7 +129,7 @@ def test_the_dailies_services_read_only_listed_variables(compose):
         assert {"DAILIES_DATABASE_URL", "DAILIES_STORAGE", "AWS_ENDPOINT_URL"} <= given, name
     dashboard = compose["services"]["dashboard"]["environment"]
     assert dashboard["DAILIES_DASHBOARD_TEAM"] == "1"
-    assert dashboard["ARK_BASE_URL"] == "http://api:8000/api/v3"
+    assert dashboard["ARK_BASE_URL"] == "${DASHBOARD_API_URL:-http://api:8000/api/v3}"
     assert "ARK_API_KEY" not in dashboard, "a team dashboard has no key of its own"
 
 

@@ -10,7 +10,6 @@ import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -25,12 +24,12 @@ from dailies.spec import limits
 from dailies.spec.catalog import find_model
 from dailies.spec.models import (
     CreateTaskRequest,
-    FilterStatus,
     ListTasksQuery,
     ListTasksResponse,
     ServiceTier,
     TaskRecord,
 )
+from dailies.spec.statuses import FilterStatus
 from dailies.spec.validation import check_create_body, drop_nulls
 
 from ._retry import RetryPolicy
@@ -221,7 +220,7 @@ class Endpoints:
         return f"{self._config.base_url.removesuffix('/').removesuffix(API_PREFIX)}/dailies/v1/{path}"
 
     def spend(self, since: date | None) -> RequestSpec:
-        params = {"since": since.isoformat()} if since else None
+        params = [("since", since.isoformat())] if since else None
         return RequestSpec("GET", self._own("spend"), self._headers(), params=params)
 
     def service_info(self) -> RequestSpec:
@@ -299,14 +298,15 @@ def list_query(
     if isinstance(task_ids, str):  # a lone id would otherwise become one id per character
         task_ids = [task_ids]
     try:
-        return ListTasksQuery(
-            page_num=page_num,
-            page_size=page_size,
-            status=status,
-            task_ids=list(task_ids) if task_ids is not None else None,
-            model=model,
-            service_tier=service_tier,
-        )
+        # By field name (the model also takes its query-string aliases, `filter.status` ...).
+        return ListTasksQuery.model_validate({
+            "page_num": page_num,
+            "page_size": page_size,
+            "status": status,
+            "task_ids": list(task_ids) if task_ids is not None else None,
+            "model": model,
+            "service_tier": service_tier,
+        })
     except ValidationError as exc:
         raise RequestValidationError.from_pydantic("list query", exc) from None
 
@@ -410,27 +410,14 @@ class Pager:
         return fresh
 
 
-# The deadline of the `wait` whose poll this thread or task is sending (its clock's `now()`), if any:
-# the poll's requests are cut to the time left and not retried past it, so a service that takes the
-# connection and never answers cannot hold a 5 s wait for 3 minutes (60 s reads, retried twice).
-_POLL_DEADLINE: ContextVar[float | None] = ContextVar("dailies_poll_deadline", default=None)
-# The least a poll sent just before its deadline is given to be answered.
+# The least a poll of `wait` sent just before its deadline is given to be answered.
 POLL_MIN_SECONDS = 1.0
 
 
-@contextmanager
-def polling_until(deadline: float | None) -> Iterator[None]:
-    """Requests sent inside the block belong to a `wait` ending at `deadline`."""
-    token = _POLL_DEADLINE.set(deadline)
-    try:
-        yield
-    finally:
-        _POLL_DEADLINE.reset(token)
-
-
-def timeout_within_deadline(timeout: httpx.Timeout | None, now: float) -> httpx.Timeout | None:
-    """The HTTP timeout of a request: the client's, each part cut to the time a poll has left."""
-    deadline = _POLL_DEADLINE.get()
+def timeout_within_deadline(timeout: httpx.Timeout | None, deadline: float | None, now: float) -> httpx.Timeout | None:
+    """The HTTP timeout of a request: the client's, each part cut to the time a `wait`'s poll has left
+    before `deadline` (on the clock's `now()`), so a service that takes the connection and never answers
+    cannot hold a 5 s wait for 3 minutes (60 s reads, retried twice)."""
     if deadline is None:
         return timeout
     left = max(deadline - now, POLL_MIN_SECONDS)
@@ -442,9 +429,8 @@ def timeout_within_deadline(timeout: httpx.Timeout | None, now: float) -> httpx.
     return httpx.Timeout(connect=cut(base.connect), read=cut(base.read), write=cut(base.write), pool=cut(base.pool))
 
 
-def retry_past_deadline(delay: float, now: float) -> bool:
+def retry_past_deadline(delay: float, deadline: float | None, now: float) -> bool:
     """Whether a poll's retry after `delay` would start past its wait's deadline (then it is not made)."""
-    deadline = _POLL_DEADLINE.get()
     return deadline is not None and now + delay >= deadline
 
 

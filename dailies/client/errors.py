@@ -99,7 +99,9 @@ class RequestValidationError(DailiesError):
 
         lines = [str(problem) if problem.path else f"(root): {problem.message}"
                  for problem in problems_from_validation_error(exc)]
-        return cls(f"invalid {what}: " + "; ".join(lines), exc.errors(include_url=False))
+        # Plain dicts, as `errors` is typed (pydantic's are TypedDicts, dicts at run time too).
+        errors: list[dict[str, Any]] = [{**error} for error in exc.errors(include_url=False)]
+        return cls(f"invalid {what}: " + "; ".join(lines), errors)
 
 
 class RequestRuleError(RequestValidationError):

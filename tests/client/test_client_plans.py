@@ -9,17 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from dailies.client import (
-    IDEMPOTENCY_HEADER,
-    AsyncClient,
-    Client,
-    ConflictError,
-    InternalServerError,
-    RateLimitError,
-)
+from dailies.client import IDEMPOTENCY_HEADER, AsyncClient, Client, errors
 from dailies.client._base import resolve_config
 from dailies.client._calls import Calls, Notify, Plan, Runner, Save, Send, Sleep
-from dailies.client.errors import APIConnectionError, APIResponseTooLargeError, APITimeoutError
 from dailies.spec.models import CreateTaskResponse, TaskRecord
 
 from .client_fakes import API_KEY, BASE_URL, FakeClock, record
@@ -85,14 +77,14 @@ def test_a_5xx_is_retried_with_full_jitter_backoff_then_raised(calls, clock):
     steps.answer(answered(request, 503))
     steps.answer(answered(request, 502))
     assert steps.sleeps == [0.25, 0.5]  # rng 0.5 times the ceilings 0.5 and 1.0
-    with pytest.raises(InternalServerError):
+    with pytest.raises(errors.InternalServerError):
         steps.answer(answered(request, 500))  # the third attempt was the last (max_retries=2)
     assert steps.sleeps == [0.25, 0.5]
 
 
 def test_a_refusal_is_raised_at_once(calls, clock):
     steps = Stepper(calls.tasks.delete(TASK_ID), clock)
-    with pytest.raises(ConflictError):
+    with pytest.raises(errors.ConflictError):
         steps.answer(answered(steps.send().request, 409, {"error": {"code": "InvalidAction.Running"}}))
     assert steps.sleeps == []
 
@@ -113,7 +105,7 @@ def test_a_create_is_retried_after_a_lost_answer_with_the_same_key(calls, clock)
 def test_no_connection_after_the_last_retry_is_a_connection_error(clock):
     with httpx.Client() as http:
         steps = Stepper(make_calls(http, clock, max_retries=0).tasks.get(TASK_ID), clock)
-        with pytest.raises(APITimeoutError) as raised:
+        with pytest.raises(errors.APITimeoutError) as raised:
             steps.answer(httpx.ConnectTimeout("no route", request=steps.send().request))
     assert isinstance(raised.value.__cause__, httpx.ConnectTimeout)
 
@@ -123,7 +115,7 @@ def test_a_rate_limit_past_the_waits_deadline_is_not_retried(calls, clock):
     steps = Stepper(calls.wait(TASK_ID, timeout=5, poll_interval=1), clock)
     request = steps.send().request
     assert request.extensions["timeout"]["read"] == 5  # the poll's read is cut to the time left
-    with pytest.raises(RateLimitError):
+    with pytest.raises(errors.RateLimitError):
         # 429 is "failed for now" for `wait`, but the deadline has passed by the time it would poll again.
         clock.sleep(5)
         steps.answer(answered(request, 429, {"error": {}}, {"Retry-After": "1"}))
@@ -148,8 +140,8 @@ def test_an_error_a_step_raised_is_raised_in_the_plan_where_it_asked(calls, cloc
     the plan had done the I/O itself."""
     steps = Stepper(calls.tasks.get(TASK_ID), clock)
     request = steps.send().request
-    too_large = APIResponseTooLargeError("too much", request=request, status_code=200, limit=1)
-    with pytest.raises(APIResponseTooLargeError):
+    too_large = errors.APIResponseTooLargeError("too much", request=request, status_code=200, limit=1)
+    with pytest.raises(errors.APIResponseTooLargeError):
         steps.answer(too_large)
     assert steps.sleeps == []
 
@@ -159,7 +151,7 @@ def test_a_download_cut_mid_body_is_a_connection_error_not_retried(calls, clock,
     request = steps.send().request
     steps.answer(answered(request, 200))
     assert isinstance(steps.step, Save) and steps.step.path == tmp_path / "v.mp4"
-    with pytest.raises(APIConnectionError):
+    with pytest.raises(errors.APIConnectionError):
         steps.answer(httpx.ReadError("cut", request=request))
     assert steps.sleeps == []
 

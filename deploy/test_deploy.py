@@ -141,6 +141,8 @@ class Engine:
         except subprocess.TimeoutExpired:
             self.dockerd.kill()
             self.dockerd.wait(10)
+        if self.log is not None:
+            self.log.unlink(missing_ok=True)
 
 
 def compose_command() -> list[str]:

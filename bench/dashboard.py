@@ -137,8 +137,10 @@ def fill_service(data_dir: Path, count: int, keep_active: bool) -> list[dict]:
     """`count` task rows in the service's database and their result files; returns the rows, oldest first."""
     import random
 
-    from dailies.service.db import make_engine, tasks, writer
-    from dailies.service.files import ResultFiles
+    from dailies.service.db.engine import make_engine
+    from dailies.service.db.tables import tasks
+    from dailies.service.db.writer import writer
+    from dailies.service.storage.files import ResultFiles
 
     now = int(time.time())
     rows = service_bench.synthetic_rows(count, now, random.Random(16))

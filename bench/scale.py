@@ -154,8 +154,8 @@ def million(team: Team, rows: int, requests: int) -> list[tuple[str, float, floa
     """[(query, HTTP p50 ms, SQL p50 ms, total)] for pages of 100 out of `rows` tasks."""
     from sqlalchemy import text
 
-    from dailies.service.db import make_engine
-    from dailies.service.store import TaskStore
+    from dailies.service.db.engine import make_engine
+    from dailies.service.tasks.store import TaskStore
     from dailies.spec.models import ListTasksQuery
 
     env = team.environment("million")

@@ -88,7 +88,7 @@ def load_key(index: int) -> str:
 def serve_service(data_dir: Path, port: int, keys: int) -> None:
     import uvicorn
 
-    from dailies.service.app import create_app
+    from dailies.service.api.app import create_app
     from dailies.service.settings import Settings
 
     api_keys = {load_key(i): f"project-{i:05d}" for i in range(keys)} if keys else {"bench": "bench"}
@@ -423,7 +423,9 @@ def synthetic_rows(count: int, now: int, rng: random.Random) -> list[dict]:
 
 
 def fill_database(data_dir: Path, count: int) -> tuple[float, list[dict]]:
-    from dailies.service.db import make_engine, tasks, writer
+    from dailies.service.db.engine import make_engine
+    from dailies.service.db.tables import tasks
+    from dailies.service.db.writer import writer
 
     rng = random.Random(20250101)
     started = time.perf_counter()
@@ -471,12 +473,12 @@ def interleaved(calls: int, warmup: int, steps: list[Callable[[], object]],
 
 
 def stored_tasks_section(count: int, workdir: Path) -> None:
-    from dailies.service.db import make_engine
-    from dailies.service.files import ResultFiles
-    from dailies.service.records import build_record
-    from dailies.service.signing import UrlSigner, load_or_create_secret
-    from dailies.service.storage import LocalStorage
-    from dailies.service.store import TaskStore
+    from dailies.service.db.engine import make_engine
+    from dailies.service.storage.files import ResultFiles
+    from dailies.service.storage.results import LocalStorage
+    from dailies.service.storage.signing import UrlSigner, load_or_create_secret
+    from dailies.service.tasks.records import build_record
+    from dailies.service.tasks.store import TaskStore
     from dailies.spec.models import ListTasksQuery
 
     data_dir = workdir / "stored"

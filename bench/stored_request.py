@@ -38,9 +38,9 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
 
-from dailies.service import shown_requests, stored_requests  # noqa: E402
-from dailies.service.app import create_app  # noqa: E402
+from dailies.service.api.app import create_app  # noqa: E402
 from dailies.service.settings import Settings  # noqa: E402
+from dailies.service.tasks import shown_requests, stored_requests  # noqa: E402
 from dailies.spec.media import encode_data_url  # noqa: E402
 
 SIDE = 6000

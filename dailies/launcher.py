@@ -26,9 +26,10 @@ from pathlib import Path
 
 import httpx
 
+from dailies.service.access import keys as key_store
+
 from .api_keys import mask as mask_key
 from .log_format import LOG_FORMAT_ENV
-from .service import keys as key_store
 
 # Set (to 1) in the dashboard's environment for a dashboard shared by a team: it has no default key.
 DASHBOARD_TEAM_ENV = "DAILIES_DASHBOARD_TEAM"

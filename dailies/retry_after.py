@@ -1,5 +1,5 @@
 """`Retry-After`: how long an answer asks to be left alone. The one parser of the product: the client's
-retries (dailies/client/_retry.py) and the gateway's upstream keys (dailies/generator/upstream.py).
+retries (dailies/client/_retry.py) and the gateway's upstream keys (dailies/service/gateway/forwarding.py).
 
 A header is a peer's text, so it is read defensively: delta-seconds or an HTTP date (RFC 9110 10.2.3),
 anything else (garbage, NaN, infinity, a number too large for a float) is None, and a negative wait or

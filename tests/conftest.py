@@ -68,7 +68,7 @@ class Backend:
 
     def task_states(self, data_dir: Path) -> dict[str, tuple[str, int]]:
         """task id -> (status, attempts), read straight from the database."""
-        from dailies.service.db import tasks
+        from dailies.service.db.tables import tasks
 
         engine = create_engine(self.database(data_dir))
         try:
@@ -82,11 +82,11 @@ class Backend:
         """The project's callback signing secret where this backend keeps it (made on first use),
         as `dailies keys` shows it."""
         if not self.team:
-            from dailies.service.keys import webhook_secret
+            from dailies.service.access.keys import webhook_secret
 
             return webhook_secret(data_dir, project)
-        from dailies.service.db import make_engine
-        from dailies.service.shared_secrets import webhook_secret
+        from dailies.service.access.shared_secrets import webhook_secret
+        from dailies.service.db.engine import make_engine
 
         engine = make_engine(self.database_url)
         try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from dailies.service.app import create_app
+from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
 
 from .servers import free_port

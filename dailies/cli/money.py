@@ -28,9 +28,9 @@ def _members(args: argparse.Namespace, engine) -> dict[str, set[str]]:
     database's key table for a shared database, else the data directory's keys file."""
     from sqlalchemy import select
 
-    from ..service import keys as key_store
-    from ..service.db import api_keys
-    from ..service.settings import key_options_from_environment, keys_from_environment
+    from dailies.service.access import keys as key_store
+    from dailies.service.db.tables import api_keys
+    from dailies.service.settings import key_options_from_environment, keys_from_environment
 
     def name(options) -> str | None:
         return options.name if options is not None else None
@@ -68,7 +68,7 @@ def _check_budget_target(args: argparse.Namespace, engine) -> None:
 def _check_currency_change(args: argparse.Namespace, engine) -> None:
     """A budget holds one currency: one in another replaces it and forgets what it kept count of in the
     first, so that takes --force (a member's refusal in the other currency is no reason on its own)."""
-    from ..service import budgets
+    from dailies.service.billing import budgets
 
     if args.force:
         return
@@ -101,7 +101,7 @@ def _day(text: str) -> date:
 
 
 def cmd_budget(args: argparse.Namespace) -> int:
-    from ..service import budgets
+    from dailies.service.billing import budgets
 
     engine = _engine(args)
     try:
@@ -134,7 +134,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
 
 
 def cmd_spend(args: argparse.Namespace) -> int:
-    from ..service import budgets
+    from dailies.service.billing import budgets
 
     if args.upstream:
         return _upstream_spend(args)
@@ -173,7 +173,7 @@ def cmd_spend(args: argparse.Namespace) -> int:
 
 def _upstream_spend(args: argparse.Namespace) -> int:
     """A gateway's spend per upstream key, every project, from the upstream's usage."""
-    from ..service import budgets
+    from dailies.service.billing import budgets
 
     engine = _engine(args)
     try:
@@ -250,7 +250,7 @@ def _read_secret(what: str) -> str:
 
 
 def cmd_upstream(args: argparse.Namespace) -> int:
-    from ..service import upstream_keys
+    from dailies.service.gateway import keys as upstream_keys
 
     if args.action == "new-secret":
         print(upstream_keys.new_secret())

@@ -115,8 +115,9 @@ def upstream_settings(args: argparse.Namespace) -> dict:
     """Settings fields of a gateway (none without --upstream)."""
     if not args.upstream:
         return {}
+    from dailies.service.gateway.forwarding import parse_upstream_keys
+
     from ..config import current
-    from ..generator.upstream import parse_upstream_keys
 
     # More keys may be stored in the database (`dailies upstream add`); the service says if none are anywhere.
     keys = parse_upstream_keys(current().dailies_upstream_keys.get_secret_value())
@@ -143,7 +144,7 @@ FORWARDED_ALLOW_IPS_ENV = "DAILIES_FORWARDED_ALLOW_IPS"
 
 def serve_settings(args: argparse.Namespace):
     """The Settings `dailies serve` runs with."""
-    from ..service.settings import Settings
+    from dailies.service.settings import Settings
 
     if args.refuse_loopback_callbacks:
         _say(args, REFUSE_LOOPBACK_DEPRECATED)
@@ -167,7 +168,7 @@ def uvicorn_server(app, args: argparse.Namespace):
     from the same addresses); its own loggers in the log's format."""
     import uvicorn
 
-    from ..service.forwarded import ForwardedHost
+    from dailies.service.api.forwarded import ForwardedHost
 
     json_log = args.log_format == "json"
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", proxy_headers=True,
@@ -182,9 +183,10 @@ def uvicorn_server(app, args: argparse.Namespace):
 def cmd_serve(args: argparse.Namespace) -> int:
     if not settle_environment(args):
         return 2
+    from dailies.service.api.app import create_app
+    from dailies.service.node.startup import ConfigurationError, wait_for_database
+
     from ..launcher import PortTaken, check_port_free
-    from ..service.app import create_app
-    from ..service.startup import ConfigurationError, wait_for_database
 
     configure(args.log_format, args.log_file)
     settings = serve_settings(args)
@@ -220,8 +222,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     if not settle_environment(args):
         return 2
-    from ..service.settings import Settings
-    from ..service.worker_process import run_worker
+    from dailies.service.node.worker_process import run_worker
+    from dailies.service.settings import Settings
 
     if args.slots < 1:
         raise SystemExit("dailies worker: --slots must be 1 or more")

@@ -55,8 +55,8 @@ def describe_deployment(parser: argparse.ArgumentParser) -> None:
 
 def keys_in_database(args: argparse.Namespace, extra_keys: dict[str, str], options=None) -> int:
     """`dailies keys [create]` on a team database: keys are shown in full once, when made."""
-    from ..service import shared_secrets
-    from ..service.db import make_engine
+    from dailies.service.access import shared_secrets
+    from dailies.service.db.engine import make_engine
 
     engine = make_engine(args.database_url)
     try:
@@ -87,8 +87,9 @@ def open_service_database(args: argparse.Namespace):
     one, from another directory) holds neither and is refused: an empty database there, which no
     service reads, would take a budget that is never enforced. PostgreSQL: the schema is installed
     by whichever command or process connects first."""
-    from ..service.db import make_engine
-    from ..service.keys import KEYS_FILE
+    from dailies.service.access.keys import KEYS_FILE
+    from dailies.service.db.engine import make_engine
+
     from .tasks import CommandRefused
 
     url = args.database_url
@@ -103,8 +104,8 @@ def open_service_database(args: argparse.Namespace):
 
 
 def cmd_keys(args: argparse.Namespace) -> int:
-    from ..service import keys as key_store
-    from ..service.settings import keys_from_environment
+    from dailies.service.access import keys as key_store
+    from dailies.service.settings import keys_from_environment
 
     options = _key_options(args)
     if args.database_url:
@@ -129,7 +130,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
 
 def _key_options(args: argparse.Namespace):
-    from ..service.members import KeyOptions, check_limit, check_member_name
+    from dailies.service.callers import KeyOptions, check_limit, check_member_name
 
     try:
         return KeyOptions(name=check_member_name(args.name) if args.name else None,

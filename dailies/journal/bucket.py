@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..service.s3_storage import S3Storage
+    from dailies.service.storage.s3 import S3Storage
 
 BUCKET_SCHEME = "s3://"
 UNSCOPED_FOLDER = "unscoped"  # the stored uploads of the unscoped view (scope folders are 16 hex digits)
@@ -67,8 +67,9 @@ class JournalBucket:
         try:
             import boto3
 
+            from dailies.service.storage.s3 import S3Storage
+
             from ..config import current
-            from ..service.s3_storage import S3Storage
         except ImportError as exc:
             raise RuntimeError(f"storage {storage}: boto3 is missing (pip install 'dailies[team]')") from exc
 
@@ -81,7 +82,7 @@ class JournalBucket:
 
     def archive(self, folder: str | None) -> S3Storage:
         """The kept copies of one scope folder (None: the unscoped view's, at the archive's root)."""
-        from ..service.s3_storage import S3Storage
+        from dailies.service.storage.s3 import S3Storage
 
         name = folder or ""
         with self._lock:

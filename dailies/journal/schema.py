@@ -26,21 +26,17 @@ from sqlalchemy import (
     event,
     insert,
     literal_column,
-    text,
 )
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.schema import CreateIndex
 
+from ..service.db import locks
 from .bucket import JournalBucket
 
 SCHEMA_VERSION = 1
 UNSCOPED = ""  # the scope of rows written before scopes existed, and of the unscoped view's writes
 # PostgreSQL tables are named with this prefix, so they never meet the service's in one database.
 POSTGRES_PREFIX = "journal_"
-_SCHEMA_LOCK = 0x6A6F75726E616C  # "journal": the advisory lock held while creating the tables
-# pg_advisory_xact_lock(namespace, hashtext(...)): the two-key form, in a namespace of the journal's own
-# (the service's are 0x6461696C, 0x63616C69 and 0x70616365).
-_ROW_LOCK_NAMESPACE = 0x6A726E6C  # "jrnl"
 
 
 def _define(prefix: str, postgres: bool) -> tuple[MetaData, dict[str, Table], Sequence | None]:
@@ -138,8 +134,7 @@ class Store:
         already runs alone; on PostgreSQL, where dashboards write at once, a transaction-scoped advisory
         lock (released at commit, so the next writer reads what this one wrote)."""
         if self.postgres:
-            conn.execute(text("SELECT pg_advisory_xact_lock(:namespace, hashtext(:name))"),
-                         {"namespace": _ROW_LOCK_NAMESPACE, "name": "\x1f".join(names)})
+            locks.hold(conn, locks.Namespace.JOURNAL_ROW, "\x1f".join(names))
 
     def upsert(self, name: str):
         """INSERT of whole rows that replaces a row with the same key (and makes it the latest written)."""
@@ -162,7 +157,7 @@ class Store:
     def _create_postgres(self) -> None:
         with self.engine.begin() as conn:
             # Transaction-scoped: released at commit, with the tables visible to the next dashboard.
-            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK})
+            locks.hold_whole(conn, locks.WholeLock.JOURNAL_SCHEMA)
             self._create(conn)
 
     def _migrate_sqlite(self) -> None:
@@ -207,7 +202,7 @@ def _sqlite_engine(path: Path) -> Engine:
 
 def _postgres_engine(url: str) -> Engine:
     # postgresql:// means psycopg 3, and a host gone away fails a statement in about 30 s, as for the service.
-    from ..service.db import POSTGRES_CONNECT_ARGS, normalize_url
+    from dailies.service.db.engine import POSTGRES_CONNECT_ARGS, normalize_url
 
     return create_engine(normalize_url(url), pool_pre_ping=True, pool_size=5, max_overflow=10,
                          connect_args=dict(POSTGRES_CONNECT_ARGS))

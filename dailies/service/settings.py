@@ -8,16 +8,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dailies.service.callers import NO_OPTIONS, KeyOptions, parse_options
+
 from ..api_keys import mask, project_for_bare_key
 from ..spec.catalog import MODELS
-from . import upstream_pacing
-from .members import NO_OPTIONS, KeyOptions, parse_options
 
 # Endpoint ids that every local project may use, one per catalog model, so that requests written
 # for the real service with an `ep-...` id have something to point at.
 DEFAULT_ENDPOINTS: dict[str, str] = {
     f"ep-local-{m.id.removeprefix('doubao-')}": m.id for m in MODELS
 }
+
+
+# The longest upstream pacing window; the housekeeper keeps this much of upstream creates (gateway/pacing.py).
+UPSTREAM_RPM_WINDOW_MAX = 3600.0
 
 
 @dataclass
@@ -60,7 +64,7 @@ class Settings:
     callback_timeout: float = 10.0
     clock: Callable[[], float] = time.time
     log_requests: bool = True
-    # A gateway (dailies/generator/upstream.py): renders are forwarded to this `/api/v3` base with
+    # A gateway (dailies/service/gateway/forwarding.py): renders are forwarded to this `/api/v3` base with
     # the team's upstream keys (name, key) in order of priority; at most `upstream_concurrency`
     # tasks per model and key run there at once, the rest wait in our queue.
     upstream_url: str | None = None
@@ -87,8 +91,8 @@ class Settings:
             raise ValueError("callback_retry_delays needs at least one delay, none negative")
         if self.workers < 0:
             raise ValueError("workers must be 0 or more")
-        if not 0 < self.upstream_rpm_window <= upstream_pacing.KEPT_SECONDS:
-            raise ValueError(f"upstream_rpm_window must be more than 0 and at most {upstream_pacing.KEPT_SECONDS:g} s")
+        if not 0 < self.upstream_rpm_window <= UPSTREAM_RPM_WINDOW_MAX:
+            raise ValueError(f"upstream_rpm_window must be more than 0 and at most {UPSTREAM_RPM_WINDOW_MAX:g} s")
 
     @property
     def database(self) -> Path | str:

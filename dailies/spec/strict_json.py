@@ -1,5 +1,5 @@
 """A strict parse of a JSON request body that a hostile body cannot turn into a crash or a long stall,
-shared by the service (dailies/service/http_body.py, which adds the transport's checks) and the CLI's
+shared by the service (dailies/service/api/body.py, which adds the transport's checks) and the CLI's
 `--body` (which sends a file as it is, so must refuse what the service would).
 
 1. the shape of the text without parsing it (`json_shape_problem`): nesting deeper than

@@ -16,8 +16,8 @@ import json
 import pytest
 
 from dailies.journal import Journal
-from dailies.service import keys as key_store
-from dailies.service.members import KeyOptions
+from dailies.service.access import keys as key_store
+from dailies.service.callers import KeyOptions
 
 from ..cli.running import run
 from .conftest import running_product

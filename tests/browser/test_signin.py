@@ -15,7 +15,7 @@ import stat
 import pytest
 
 from dailies.api_keys import mask
-from dailies.service import keys as key_store
+from dailies.service.access import keys as key_store
 
 from .conftest import running_product
 from .oidc_provider import FakeProvider

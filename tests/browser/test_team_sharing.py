@@ -12,7 +12,7 @@ import stat
 import pytest
 
 from dailies.client import Client
-from dailies.service import keys as key_store
+from dailies.service.access import keys as key_store
 
 from .conftest import Product, running_product
 from .ui import DEEP_QUERY, grid_rows, open_page, screenshot, set_status, settle

@@ -18,8 +18,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from dailies.service.app import create_app
-from dailies.service.db import callback_events
+from dailies.service.api.app import create_app
+from dailies.service.db.tables import callback_events
 from dailies.service.settings import Settings
 
 from ..service.conftest import KEY_A, KEY_B, OWN_TASKS, TASKS, FakeGenerator, text_body

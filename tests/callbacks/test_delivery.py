@@ -8,7 +8,7 @@ import time
 import pytest
 from sqlalchemy import update
 
-from dailies.service.db import callback_events
+from dailies.service.db.tables import callback_events
 
 from ..service.conftest import KEY_B
 from .conftest import eventually

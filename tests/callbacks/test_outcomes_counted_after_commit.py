@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import event, select
 from sqlalchemy.exc import OperationalError
 
-from dailies.service.db import tasks
+from dailies.service.db.tables import tasks
 
 pytestmark = pytest.mark.anyio
 

@@ -4,7 +4,7 @@ service behind the later answer is never reached (`allow_loopback_callbacks` is 
 
 from __future__ import annotations
 
-from dailies.service.app import create_app
+from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
 
 from ..rebinding import rebinding_name

@@ -8,8 +8,8 @@ import time
 import pytest
 from sqlalchemy import update
 
-from dailies.service.callbacks import CLAIM_TIMEOUT_SECONDS
-from dailies.service.db import callback_events
+from dailies.service.callbacks.delivery import CLAIM_TIMEOUT_SECONDS
+from dailies.service.db.tables import callback_events
 
 from ..service.conftest import FakeClock
 from .conftest import eventually

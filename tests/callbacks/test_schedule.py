@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from dailies.service.callbacks import retry_delay
+from dailies.service.callbacks.delivery import retry_delay
 from dailies.service.settings import Settings
 from dailies.spec import limits as L
 from dailies.spec.statuses import RETRIED_CALLBACK_STATUSES

@@ -9,7 +9,7 @@ from standardwebhooks.webhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError as StandardVerificationError
 
 from dailies.cli import main as dailies_main
-from dailies.service.keys import new_webhook_secret
+from dailies.service.access.keys import new_webhook_secret
 from dailies.webhooks import WebhookVerificationError, verify
 
 from ..service.conftest import KEY_B

@@ -10,8 +10,8 @@ import threading
 import pytest
 from sqlalchemy import update
 
-from dailies.service import callbacks as callbacks_module
-from dailies.service.db import callback_events
+from dailies.service.callbacks import delivery as callbacks_module
+from dailies.service.db.tables import callback_events
 
 from ..service.conftest import text_body
 from ..waiting import wait_for
@@ -198,7 +198,7 @@ async def test_a_create_whose_callback_host_does_not_resolve_in_time_is_asked_to
     """The create checks where the callback URL points; its lookup held a request thread for the
     resolver's retries. Now it waits CALLBACK_LOOKUP_S, then answers 503 with Retry-After: nothing
     is known of the host, which is no mistake of the client's."""
-    from dailies.service import tasks as tasks_module
+    from dailies.service.tasks import actions as tasks_module
 
     released = threading.Event()
     real = socket.getaddrinfo

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from dailies.service.keys import new_webhook_secret
+from dailies.service.access.keys import new_webhook_secret
 from dailies.webhooks import WebhookVerificationError, sign, signed_headers, verify
 
 # The published test vector of the Standard Webhooks specification: matching it means any of that

@@ -217,7 +217,7 @@ def test_serve_on_a_taken_port_says_so_before_it_claims_anything(tmp_path):
         task_id = created.json()["id"]
     finally:
         live.stop()
-    from dailies.service import keys as key_store
+    from dailies.service.access import keys as key_store
 
     key_store.create_key(tmp_path, "tests")  # a service that would start, but for its port
     with socket.socket() as sock:
@@ -400,7 +400,7 @@ def test_ordinary_mistakes_are_one_line_and_exit_2(ark_env, tmp_path, monkeypatc
 
 def test_ctrl_c_in_any_command_is_one_line_and_exit_130(ark_env, monkeypatch):
     from dailies.cli import tasks as cli_client
-    from dailies.service import keys
+    from dailies.service.access import keys
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from dailies.client import Client
-from dailies.service.app import create_app
-from dailies.service.keys import load_key_options, load_keys
+from dailies.service.access.keys import load_key_options, load_keys
+from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
 
 from ..live_service import start_live_service
@@ -89,7 +89,7 @@ def test_money_commands_never_make_a_database_of_their_own(tmp_path, monkeypatch
 
 def test_a_budget_for_a_project_or_member_without_a_key_needs_force(tmp_path, monkeypatch):
     """A typo in --project or --key would cap nothing: refused, naming the projects or members there are."""
-    from dailies.service.db import make_engine
+    from dailies.service.db.engine import make_engine
 
     monkeypatch.delenv("DAILIES_DATABASE_URL", raising=False)
     monkeypatch.setenv("DAILIES_API_KEYS", "lab:sk-lab-0123456789;name=bob")
@@ -115,7 +115,7 @@ def test_a_budget_for_a_project_or_member_without_a_key_needs_force(tmp_path, mo
 def test_a_budget_in_another_currency_replaces_the_first_only_with_force(tmp_path, monkeypatch):
     """A budget holds one currency: setting one in the other would drop the first (and what it kept count
     of) without a word, as following a member's refusal literally once did. It takes --force."""
-    from dailies.service.db import make_engine
+    from dailies.service.db.engine import make_engine
 
     monkeypatch.delenv("DAILIES_DATABASE_URL", raising=False)
     data = str(tmp_path)
@@ -137,7 +137,7 @@ def test_keys_budgets_and_upstream_keys_are_set_before_the_first_start(tmp_path,
     create` had just written said "no service database". The service's first start then reads them."""
     import time
 
-    from dailies.service import budgets
+    from dailies.service.billing import budgets
 
     for name in ("DAILIES_DATABASE_URL", "DAILIES_API_KEYS"):
         monkeypatch.delenv(name, raising=False)

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from PIL import Image
 
-from dailies.service.members import KeyOptions
+from dailies.service.callers import KeyOptions
 
 from ..live_service import start_live_service
 from .running import run

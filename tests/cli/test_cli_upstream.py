@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from dailies.generator.upstream import UpstreamKey
-from dailies.service.app import create_app
+from dailies.service.api.app import create_app
+from dailies.service.gateway.forwarding import UpstreamKey
 from dailies.service.settings import Settings
 
 from .running import run
@@ -19,7 +19,7 @@ SECRET_KEY_B = "ark-upstream-bbbbbbbbbbbb-0002"
 
 def _service_database(data_dir) -> None:
     """The database `dailies serve` makes in its data directory when it first starts."""
-    from dailies.service.db import make_engine
+    from dailies.service.db.engine import make_engine
 
     make_engine(data_dir / "dailies.sqlite3").dispose()
 
@@ -71,8 +71,8 @@ def test_an_upstream_key_is_read_from_standard_input(tmp_path, monkeypatch):
     history or the process list."""
     import io
 
-    from dailies.service import upstream_keys
-    from dailies.service.db import make_engine
+    from dailies.service.db.engine import make_engine
+    from dailies.service.gateway import keys as upstream_keys
 
     monkeypatch.setenv("DAILIES_UPSTREAM_SECRET", run("upstream", "new-secret")[1].splitlines()[0])
     data = str(tmp_path)

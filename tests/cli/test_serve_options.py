@@ -15,7 +15,7 @@ import pytest
 from dailies import __version__
 from dailies.cli import build_parser, main
 from dailies.cli.processes import default_slots, serve_settings
-from dailies.service.forwarded import TrustedProxies, forwarded_host
+from dailies.service.api.forwarded import TrustedProxies, forwarded_host
 
 from ..processes import Serve
 
@@ -32,7 +32,7 @@ def test_python_m_dailies_prints_the_version():
 
 def test_the_openapi_document_the_user_agent_and_the_metadata_read_the_one_version(tmp_path):
     from dailies.client._base import USER_AGENT
-    from dailies.service.app import create_app
+    from dailies.service.api.app import create_app
     from dailies.service.settings import Settings
 
     app = create_app(Settings(data_dir=tmp_path, workers=0, api_keys={"k": "p"}), start_background=False)

@@ -115,7 +115,7 @@ def test_a_gateway_offers_the_catalog_of_its_upstreams_region_and_says_what_it_i
     the ids of its upstream's region; Settings says it is a gateway, with its keys' health by name."""
     from streamlit.testing.v1 import AppTest
 
-    from dailies.generator.upstream import UpstreamKey
+    from dailies.service.gateway.forwarding import UpstreamKey
 
     from ..live_service import start_live_service
     from .test_compose import APP

@@ -17,7 +17,7 @@ from components.common import connection, handoff
 from components.review.comments import PINNED_KEY
 from dailies.client import Client
 from dailies.journal import Journal
-from dailies.service.members import KeyOptions
+from dailies.service.callers import KeyOptions
 
 from ..cli.running import run
 from ..live_service import start_live_service, wait_until_listed

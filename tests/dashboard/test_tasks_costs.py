@@ -21,9 +21,9 @@ from components.tasks import spend_charts
 from components.tasks import table as task_table
 from components.tasks.state_keys import VIEW_KEY
 from dailies.client import Client
-from dailies.generator.upstream import UpstreamGenerator, UpstreamKey
-from dailies.service import budgets
-from dailies.service.db import ledger
+from dailies.service.billing import budgets
+from dailies.service.db.tables import ledger
+from dailies.service.gateway.forwarding import UpstreamGenerator, UpstreamKey
 
 from ..generator.test_upstream import tiny_mp4
 from ..live_service import start_live_service, wait_until_listed

@@ -13,7 +13,7 @@ import pytest
 
 from dailies.generator.inputs import InputResolver
 from dailies.generator.protocol import RenderJob
-from dailies.generator.upstream import OUTCOME_UNKNOWN, UpstreamFailed, UpstreamGenerator, UpstreamKey
+from dailies.service.gateway.forwarding import OUTCOME_UNKNOWN, UpstreamFailed, UpstreamGenerator, UpstreamKey
 from dailies.spec.models import CreateTaskRequest
 
 BASE = "https://upstream.test/api/v3"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dailies.generator.upstream import UPSTREAM_RESULT_INVALID, UpstreamFailed
+from dailies.service.gateway.forwarding import UPSTREAM_RESULT_INVALID, UpstreamFailed
 
 from .. import hostile_media as hm
 from .test_upstream import Upstream, created, generator, job, render

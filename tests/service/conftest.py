@@ -15,7 +15,7 @@ import pytest
 
 from dailies.generator.inputs import InputError
 from dailies.generator.protocol import RenderCancelled, RenderJob, RenderResult
-from dailies.service.app import create_app
+from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
 from dailies.spec.catalog import find_model
 from dailies.spec.models import effective

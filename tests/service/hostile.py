@@ -16,7 +16,7 @@ from urllib.parse import unquote
 import httpx
 import pytest
 
-from dailies.service.app import create_app
+from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
 
 from .conftest import KEY_A, KEY_B, MODEL_1_5, TASKS, FakeClock, FakeGenerator, text_body

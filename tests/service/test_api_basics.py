@@ -8,7 +8,7 @@ import re
 import httpx
 import pytest
 
-from dailies.service.app import create_app
+from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
 
 from .conftest import KEY_A, KEY_B, MODEL_1_0, MODEL_1_5, MODEL_2_0, TASKS, FakeClock, FakeGenerator, text_body

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from dailies.service import store as store_module
-from dailies.service.db import callback_attempts, callback_events
+from dailies.service.db.tables import callback_attempts, callback_events
+from dailies.service.tasks import store as store_module
 
 from .conftest import text_body
 

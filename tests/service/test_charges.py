@@ -15,11 +15,11 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from dailies.generator.upstream import UpstreamGenerator, UpstreamKey
-from dailies.service import budgets
-from dailies.service.app import create_app
-from dailies.service.db import ledger
-from dailies.service.members import Caller, KeyOptions
+from dailies.service.api.app import create_app
+from dailies.service.billing import budgets
+from dailies.service.callers import Caller, KeyOptions
+from dailies.service.db.tables import ledger
+from dailies.service.gateway.forwarding import UpstreamGenerator, UpstreamKey
 from dailies.service.settings import Settings
 from dailies.spec.models import CreateTaskRequest
 from dailies.spec.prices import Charge, cost

@@ -54,7 +54,7 @@ async def test_a_create_waits_for_the_write_lock_in_the_pool_while_lists_are_ser
 async def test_a_quick_create_runs_on_the_loop_when_the_lock_is_free(env, monkeypatch):
     """Where each call runs: on SQLite a small create and a list stay on the event loop, a create with
     a callback URL (a host to resolve) goes to the pool; on PostgreSQL every call goes to the pool."""
-    from dailies.service import routes
+    from dailies.service.api import routes
 
     pooled = []
     real = routes.run_in_threadpool

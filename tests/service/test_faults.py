@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.exc import OperationalError
 
-from dailies.service.faults import RESULT_STORAGE_REJECTED, Dependency
+from dailies.service.runtime.faults import RESULT_STORAGE_REJECTED, Dependency
 from dailies.spec.statuses import TaskStatus
 
 from ..waiting import wait_until
@@ -452,7 +452,7 @@ async def test_a_delete_asks_the_bucket_briefly_and_leaves_what_it_cannot_delete
     It asks with the probe's short timeouts; what fails is remembered, counted, and swept later."""
     from sqlalchemy import select
 
-    from dailies.service.file_deletions import files_to_delete
+    from dailies.service.storage.deletions import files_to_delete
 
     task_id = (await env.create(text_body())).json()["id"]
     env.run_next()
@@ -508,7 +508,7 @@ async def test_an_upload_the_bucket_never_answers_pauses_claims_before_it_times_
     """A bucket that takes connections and never answers was noticed only when an upload's 60 s reads
     (retried) gave up, about a minute later, while every slot went on claiming tasks it could not
     store. The bucket is probed beside an upload that takes long; its failure opens the breaker."""
-    from dailies.service import workers as workers_module
+    from dailies.service.node import slots as workers_module
 
     monkeypatch.setattr(workers_module, "UPLOAD_PROBE_AFTER_S", 0.2, raising=False)
     task_id = (await env.create(text_body())).json()["id"]

@@ -12,10 +12,10 @@ import pytest
 from botocore.exceptions import EndpointConnectionError
 from sqlalchemy import select
 
-from dailies.service.app import create_app
-from dailies.service.file_deletions import files_to_delete
+from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
-from dailies.service.storage import VIDEO_NAME
+from dailies.service.storage.deletions import files_to_delete
+from dailies.service.storage.results import VIDEO_NAME
 
 from .conftest import KEY_A, TASKS, FakeClock, FakeGenerator, text_body
 

@@ -11,7 +11,7 @@ import pytest
 import schemathesis
 from schemathesis.specs.openapi.checks import allow_header_conformance, status_code_conformance
 
-from dailies.service.app import create_app
+from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
 
 _DATA = Path(tempfile.mkdtemp(prefix="dailies-fuzz-"))

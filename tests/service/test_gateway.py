@@ -17,8 +17,8 @@ import pytest
 from sqlalchemy import create_engine, select
 
 from dailies.client import Client
-from dailies.generator.upstream import UpstreamKey
-from dailies.service.db import tasks
+from dailies.service.db.tables import tasks
+from dailies.service.gateway.forwarding import UpstreamKey
 
 from ..callbacks.receiver import Receiver
 from ..live_service import start_live_service
@@ -234,7 +234,7 @@ def test_the_gateway_says_what_it_is_and_counts_its_upstream_calls(gateway, upst
 
 
 def test_the_upstream_rpm_is_counted_across_workers_in_the_database(tmp_path):
-    from dailies.service.app import create_app
+    from dailies.service.api.app import create_app
     from dailies.service.settings import Settings
 
     from .conftest import FakeClock
@@ -276,8 +276,8 @@ def test_a_draft_and_its_final_through_the_gateway_refer_to_the_upstreams_draft(
 
 
 def test_the_ledger_settles_on_the_upstreams_usage_and_shows_each_upstream_keys_spend(gateway, upstream):
-    from dailies.service import budgets
-    from dailies.service.db import ledger
+    from dailies.service.billing import budgets
+    from dailies.service.db.tables import ledger
 
     with Client(base_url=gateway.base_url, api_key=MEMBER_KEY) as client:
         task_id = client.tasks.create(text("billed upstream")).id

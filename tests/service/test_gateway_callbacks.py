@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import select
 
 from dailies.client import Client
-from dailies.generator.upstream import UpstreamKey
-from dailies.service.db import tasks
+from dailies.service.db.tables import tasks
+from dailies.service.gateway.forwarding import UpstreamKey
 
 from ..callbacks.receiver import Receiver
 from ..live_service import start_live_service

@@ -16,8 +16,8 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
 from dailies.client import Client, ConflictError
-from dailies.service import budgets
-from dailies.service.db import ledger, tasks
+from dailies.service.billing import budgets
+from dailies.service.db.tables import ledger, tasks
 
 from ..waiting import wait_for
 from .test_gateway_expiry_spend import MEMBER_KEY, gateway_before_a_queue

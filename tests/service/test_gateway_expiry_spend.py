@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import select, update
 
 from dailies.client import Client
-from dailies.generator.upstream import UpstreamKey
-from dailies.service.db import ledger, tasks
+from dailies.service.db.tables import ledger, tasks
+from dailies.service.gateway.forwarding import UpstreamKey
 
 from ..live_service import start_live_service
 from ..waiting import wait_for

@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import select
 
 from dailies.client import Client
-from dailies.generator.upstream import OUTCOME_UNKNOWN, UpstreamKey
-from dailies.service.db import tasks
+from dailies.service.db.tables import tasks
+from dailies.service.gateway.forwarding import OUTCOME_UNKNOWN, UpstreamKey
 
 from ..live_service import start_live_service
 

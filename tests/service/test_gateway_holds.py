@@ -14,12 +14,12 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from dailies.generator.upstream import UpstreamGenerator, UpstreamKey
-from dailies.service.app import create_app
-from dailies.service.db import ledger
-from dailies.service.members import Caller
+from dailies.service.api.app import create_app
+from dailies.service.callers import Caller
+from dailies.service.db.tables import ledger
+from dailies.service.gateway.forwarding import UpstreamGenerator, UpstreamKey
+from dailies.service.node.slots import UNANSWERED_CREATE_S
 from dailies.service.settings import Settings
-from dailies.service.workers import UNANSWERED_CREATE_S
 
 from ..generator.test_upstream import tiny_mp4
 from .conftest import FakeClock

@@ -25,9 +25,9 @@ import pytest
 from sqlalchemy import select
 
 from dailies.generator.protocol import RenderResult
-from dailies.generator.upstream import UpstreamKey
-from dailies.service.db import tasks, upstream_creates
-from dailies.service.members import KeyOptions
+from dailies.service.callers import KeyOptions
+from dailies.service.db.tables import tasks, upstream_creates
+from dailies.service.gateway.forwarding import UpstreamKey
 from dailies.spec.statuses import TERMINAL
 
 from ..live_service import start_live_service

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from dailies.client import Client
-from dailies.generator.upstream import UpstreamKey
+from dailies.service.gateway.forwarding import UpstreamKey
 
 from ..callbacks.receiver import Receiver
 from ..live_service import start_live_service

@@ -141,7 +141,7 @@ def test_a_png_declaring_ten_billion_pixels_is_refused(service):
 def test_a_small_hostile_create_never_runs_on_the_event_loop(service, watchers, monkeypatch):
     """A body under the quick-create size holding inline media is checked in the thread pool: while a
     check is held there, /healthz answers (the attacker's create was about 1 KB)."""
-    from dailies.service import routes
+    from dailies.service.api import routes
 
     counter, udp_port = watchers
     raw = hm.protocol_formats(counter.url, udp_port)["sdp"]

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from dailies.service.db import tasks
+from dailies.service.db.tables import tasks
 from dailies.spec import limits as L
 
 from ..live_service import API_KEY, start_live_service

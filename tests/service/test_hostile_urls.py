@@ -16,7 +16,7 @@ from PIL import Image
 
 from dailies import netguard
 from dailies.generator.inputs import InputError, InputResolver
-from dailies.service.app import create_app
+from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
 
 from .conftest import MODEL_2_0, FakeClock, FakeGenerator, text_body

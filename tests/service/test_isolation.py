@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from dailies.api_keys import fingerprint, mask
-from dailies.service import keys as key_store
-from dailies.service.app import create_app
+from dailies.service.access import keys as key_store
+from dailies.service.api.app import create_app
 from dailies.service.settings import Settings, parse_api_keys
 from dailies.spec import limits as L
 

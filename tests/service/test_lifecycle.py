@@ -291,7 +291,7 @@ def callback_events_of(env, task_id: str) -> list[tuple[str, dict]]:
 
     from sqlalchemy import select
 
-    from dailies.service.db import callback_events
+    from dailies.service.db.tables import callback_events
 
     with env.services.engine.connect() as conn:
         rows = conn.execute(select(callback_events.c.status, callback_events.c.body)
@@ -364,7 +364,7 @@ async def test_records_and_files_older_than_seven_days_are_purged(env):
 
 
 async def test_a_backlog_is_purged_in_short_batches_and_wholly(env, monkeypatch):
-    from dailies.service import store as store_module
+    from dailies.service.tasks import store as store_module
 
     monkeypatch.setattr(store_module, "PURGE_BATCH", 3)
     old = await make(env, 7)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import and_, func, select
 
-from dailies.service.db import tasks
+from dailies.service.db.tables import tasks
 from dailies.spec import limits as L
 from dailies.spec.models import ListTasksQuery
 
@@ -85,7 +85,7 @@ async def test_totals_equal_a_plain_count_over_random_data(env):
 
     from sqlalchemy import delete, insert, update
 
-    from dailies.service.db import writer
+    from dailies.service.db.writer import writer
 
     rng = random.Random(20261123)
     engine = env.services.engine

@@ -17,11 +17,11 @@ import pytest
 from sqlalchemy import func, select
 
 from dailies.client import AsyncClient
-from dailies.service import budgets
-from dailies.service.api_errors import ApiError
-from dailies.service.app import create_app
-from dailies.service.db import ledger
-from dailies.service.members import Caller, KeyOptions
+from dailies.service.api.app import create_app
+from dailies.service.billing import budgets
+from dailies.service.callers import Caller, KeyOptions
+from dailies.service.db.tables import ledger
+from dailies.service.errors import ApiError
 from dailies.service.settings import Settings
 from dailies.spec.models import CreateTaskRequest
 from dailies.spec.prices import cost
@@ -254,7 +254,7 @@ class BilledThenLostGenerator(FakeGenerator):
     not be taken: it checkpoints the upstream's success, then fails as an unreachable result does."""
 
     def render(self, job, inputs, progress, is_cancelled):
-        from dailies.generator.upstream import UPSTREAM_RESULT_INVALID, UpstreamFailed
+        from dailies.service.gateway.forwarding import UPSTREAM_RESULT_INVALID, UpstreamFailed
 
         job.checkpoint({"phase": "running", "key": "main", "upstream_id": "cgt-up-1", "upstream_succeeded": True})
         raise UpstreamFailed(UPSTREAM_RESULT_INVALID, "The upstream's video could not be downloaded (HTTP 403).")

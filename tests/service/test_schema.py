@@ -9,9 +9,10 @@ import threading
 import pytest
 from sqlalchemy import Engine, event, func, insert, select, text
 
-from dailies.service.db import make_engine, tasks
-from dailies.service.schema import SCHEMA_NAME, fingerprint, is_current, schema_version
-from dailies.service.task_counts import task_counts
+from dailies.service.db.engine import make_engine
+from dailies.service.db.schema import SCHEMA_NAME, fingerprint, is_current, schema_version
+from dailies.service.db.tables import tasks
+from dailies.service.tasks.counts import task_counts
 
 from ..conftest import open_backend
 from ..waiting import wait_until

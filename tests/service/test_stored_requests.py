@@ -1,6 +1,6 @@
 """`GET /dailies/v1/tasks/{id}/request`: a task's prompt and inputs as sent, inline media as small
 thumbnails or their type and size, never the data; and the pure transformation behind it
-(`dailies.service.stored_requests`)."""
+(`dailies.service.tasks.stored_requests`)."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ import pytest
 from PIL import Image
 from sqlalchemy import select, update
 
-from dailies.service import shown_requests, stored_requests
-from dailies.service.app import create_app
-from dailies.service.db import tasks
-from dailies.service.members import KeyOptions
+from dailies.service.api.app import create_app
+from dailies.service.callers import KeyOptions
+from dailies.service.db.tables import tasks
 from dailies.service.settings import Settings
+from dailies.service.tasks import shown_requests, stored_requests
 from dailies.spec.media import decode_data_url, encode_data_url
 
 from .conftest import KEY_A, KEY_B, MODEL_1_0, MODEL_1_5, MODEL_2_0, Env, FakeClock, FakeGenerator, text_body

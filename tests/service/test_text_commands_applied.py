@@ -179,7 +179,7 @@ async def test_a_stored_request_this_version_refuses_is_read_without_the_fields_
     """A record an older version stored with a seed out of range: its get and the project's list answer."""
     from sqlalchemy import update
 
-    from dailies.service.db import tasks
+    from dailies.service.db.tables import tasks
 
     task_id = (await env.create(text_body("a fox", model=MODEL_1_5))).json()["id"]
     with env.services.engine.begin() as conn:

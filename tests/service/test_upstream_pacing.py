@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from dailies.service import upstream_pacing
-from dailies.service.db import make_engine, upstream_creates, writer
+from dailies.service.db.engine import make_engine
+from dailies.service.db.tables import upstream_creates
+from dailies.service.db.writer import writer
+from dailies.service.gateway import pacing as upstream_pacing
 
 MODEL = "doubao-seedance-1-0-pro-250528"
 _names = itertools.count(1)

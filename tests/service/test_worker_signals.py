@@ -1,5 +1,5 @@
 """A worker stops on SIGTERM whichever thread the kernel hands the signal to
-(dailies.service.worker_process.wait_until_stopped)."""
+(dailies.service.node.worker_process.wait_until_stopped)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 # thread is blocked in its wait (seen in its current frame and its kernel state, not after a fixed time).
 CHILD = """
 import signal, sys, threading, time
-from dailies.service.worker_process import wait_until_stopped
+from dailies.service.node.worker_process import wait_until_stopped
 
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())

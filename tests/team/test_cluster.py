@@ -17,7 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, select
 
-from dailies.service.db import callback_events, tasks
+from dailies.service.db.tables import callback_events, tasks
 
 from ..callbacks.receiver import Receiver
 from ..conftest import TEST_BUCKET

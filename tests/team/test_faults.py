@@ -23,7 +23,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine, select, text
 
-from dailies.service.db import tasks
+from dailies.service.db.tables import tasks
 
 from ..callbacks.receiver import Receiver
 from ..conftest import started_postgres, started_s3

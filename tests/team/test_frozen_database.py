@@ -22,8 +22,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from dailies.service import shared_secrets
-from dailies.service.shared_secrets import create_key
+from dailies.service.access import shared_secrets
+from dailies.service.access.shared_secrets import create_key
 
 from ..conftest import started_postgres
 from ..live_service import LiveService, start_live_service

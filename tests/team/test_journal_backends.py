@@ -212,7 +212,7 @@ def test_many_dashboards_starting_at_once_create_the_schema_once(backend, tmp_pa
 
 def test_on_the_services_database_the_journal_keeps_to_its_own_tables(team_backend, tmp_path):
     backend = team_backend
-    from dailies.service.db import make_engine
+    from dailies.service.db.engine import make_engine
 
     service = make_engine(backend.database_url)  # the service's schema first, then the journal's beside it
     journal = Journal(tmp_path / "journal.sqlite3", database_url=backend.database_url, storage="")

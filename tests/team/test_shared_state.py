@@ -12,11 +12,12 @@ import httpx
 import pytest
 from sqlalchemy import inspect, select
 
-from dailies.service import shared_secrets
-from dailies.service.app import create_app
-from dailies.service.db import api_keys, make_engine
+from dailies.service.access import shared_secrets
+from dailies.service.api.app import create_app
+from dailies.service.db.engine import make_engine
+from dailies.service.db.tables import api_keys
+from dailies.service.runtime.wakeups import CALLBACKS_CHANNEL, TASKS_CHANNEL, Wakeups
 from dailies.service.settings import Settings
-from dailies.service.wakeups import CALLBACKS_CHANNEL, TASKS_CHANNEL, Wakeups
 
 from ..conftest import Backend
 

@@ -1,0 +1,1 @@
+"""Who may call and how often: keys (file, environment, database), shared secrets, rate limits."""

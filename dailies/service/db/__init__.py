@@ -1,0 +1,1 @@
+"""The database: every table, the engine, the SQLite writer, schema install and upgrade, advisory locks."""

@@ -1,0 +1,1 @@
+"""What every long-running part runs on: faults, circuit breakers, loops, metrics, wake-ups."""

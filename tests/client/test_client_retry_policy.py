@@ -93,8 +93,8 @@ def test_retry_after_refuses_what_is_no_wait(headers, expected):
 
 
 def test_the_client_and_the_gateway_share_one_parser():
-    import dailies.generator.upstream as gateway
     import dailies.retry_after as shared
+    import dailies.service.gateway.forwarding as gateway
 
     assert parse_retry_after is shared.parse_retry_after is gateway.parse_retry_after
 

@@ -22,7 +22,7 @@ from components.review.state_keys import LINK_KEY
 from dailies.cli.share import share_link
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
-from dailies.journal.shares import prompts_to_share
+from dailies.journal.shares import ShareState, prompts_to_share
 from dailies.spec.results import VIDEO_NAME
 
 EXPIRIES = {"1 day": 86_400.0, "7 days": 7 * 86_400.0, "30 days": 30 * 86_400.0}
@@ -122,5 +122,5 @@ def _list(journal: Journal, key: str) -> None:
                         f"{len(share.task_ids)} version(s)"
                         + (f" · {', '.join(flags)}" if flags else ""))
         with cols[1]:
-            st.button("Revoke", key=f"{key}.revoke.{share.id}", disabled=state == "revoked",
+            st.button("Revoke", key=f"{key}.revoke.{share.id}", disabled=state == ShareState.REVOKED,
                       on_click=_revoke, args=(journal, share.id))

@@ -23,6 +23,7 @@ import json
 import secrets
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import func, insert, or_, select
@@ -58,8 +59,18 @@ def new_share_id() -> str:
     return secrets.token_hex(4)
 
 
+class ShareState(StrEnum):
+    """Where a share stands; a token that names no share is UNKNOWN."""
+
+    ACTIVE = "active"
+    REVOKED = "revoked"
+    EXPIRED = "expired"
+    LOCKED = "locked"
+    UNKNOWN = "unknown"
+
+
 class ShareRefused(Exception):
-    """Why a token opens nothing: `reason` is 'unknown', 'revoked', 'expired' or 'locked'."""
+    """Why a token opens nothing: `reason` is a ShareState other than ACTIVE."""
 
     def __init__(self, reason: str, until: float | None = None) -> None:
         super().__init__(reason)
@@ -107,15 +118,14 @@ class Share:
     failed_attempts: int = 0
     locked_until: float | None = None
 
-    def state(self, now: float) -> str:
-        """'revoked', 'expired', 'locked' or 'active'."""
+    def state(self, now: float) -> ShareState:
         if self.revoked_at is not None:
-            return "revoked"
+            return ShareState.REVOKED
         if now >= self.expires_at:
-            return "expired"
+            return ShareState.EXPIRED
         if self.locked_until is not None and now < self.locked_until:
-            return "locked"
-        return "active"
+            return ShareState.LOCKED
+        return ShareState.ACTIVE
 
     def scope_of(self, author: str = "") -> Scope:
         return Scope(self.scope_base_url, self.scope_key, author=author)
@@ -194,15 +204,15 @@ class SharesMixin(View):
         locked). Looked up by the token's hash only, whatever the view's scope."""
         now = time.time() if now is None else now
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
-            raise ShareRefused("unknown")
+            raise ShareRefused(ShareState.UNKNOWN)
         table = self._table("shares")
         rows = self._read(select(table).where(table.c.token_hash == token_hash(token)))
         if not rows:
-            raise ShareRefused("unknown")
+            raise ShareRefused(ShareState.UNKNOWN)
         share = self._share(rows[0])
         state = share.state(now)
-        if state != "active":
-            raise ShareRefused(state, share.locked_until if state == "locked" else None)
+        if state != ShareState.ACTIVE:
+            raise ShareRefused(state, share.locked_until if state == ShareState.LOCKED else None)
         return share
 
     def check_passphrase(self, share: Share, passphrase: str, now: float | None = None) -> bool:
@@ -215,11 +225,11 @@ class SharesMixin(View):
             # attempts at once on several dashboards each count.
             row = conn.execute(select(table).where(table.c.id == share.id).with_for_update()).first()
             if row is None:
-                raise ShareRefused("unknown")
+                raise ShareRefused(ShareState.UNKNOWN)
             current = self._share(row)
             state = current.state(now)
-            if state != "active":
-                raise ShareRefused(state, current.locked_until if state == "locked" else None)
+            if state != ShareState.ACTIVE:
+                raise ShareRefused(state, current.locked_until if state == ShareState.LOCKED else None)
             if not row.passphrase:
                 return True
             if _passphrase_matches(row.passphrase, passphrase or ""):

@@ -44,13 +44,13 @@ from components.guest.state_keys import (
     UNPIN_KEY,
 )
 from dailies.journal import STATUS_LABELS, STATUSES, ShareRefused, thread
-from dailies.journal.shares import MAX_ATTEMPTS
+from dailies.journal.shares import MAX_ATTEMPTS, ShareState
 from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
 
 REFUSALS = {
-    "unknown": "This link does not open anything. Check that you copied it whole, or ask for a new one.",
-    "revoked": "This share has been revoked by the project. Ask whoever sent it for a new link.",
-    "expired": "This share has expired. Ask whoever sent it for a new link.",
+    ShareState.UNKNOWN: "This link does not open anything. Check that you copied it whole, or ask for a new one.",
+    ShareState.REVOKED: "This share has been revoked by the project. Ask whoever sent it for a new link.",
+    ShareState.EXPIRED: "This share has expired. Ask whoever sent it for a new link.",
 }
 
 
@@ -78,11 +78,11 @@ def _ask_passphrase(journal, share, token: str, now: float) -> None:
 
 
 def _refuse(refused: ShareRefused) -> None:
-    if refused.reason == "locked":
+    if refused.reason == ShareState.LOCKED:
         st.error("Too many wrong passphrases: this share is locked"
                  + (f" until {_when(refused.until)}." if refused.until else " for a while."))
     else:
-        st.error(REFUSALS.get(refused.reason, REFUSALS["unknown"]))
+        st.error(REFUSALS.get(refused.reason, REFUSALS[ShareState.UNKNOWN]))
     st.stop()
 
 

@@ -38,6 +38,7 @@ from dailies.service.errors import ApiError
 from dailies.service.own_paths import PREFIX
 from dailies.service.tasks import shown_requests
 from dailies.spec import limits as L
+from dailies.spec.statuses import TaskStatus
 
 router = APIRouter(prefix=PREFIX, tags=["dailies"])
 
@@ -158,7 +159,7 @@ async def cancel(request: Request, task_id: str, caller: CallerOf) -> JSONRespon
     its task ends deletes the result. This one only cancels. Counted as a read, as DELETE is."""
     headers = await admitted(request, caller, "read")
     await call_service(request, services(request).tasks.cancel, caller.project, task_id)
-    return JSONResponse({"id": task_id, "status": "cancelled"}, headers=headers)
+    return JSONResponse({"id": task_id, "status": TaskStatus.CANCELLED.value}, headers=headers)
 
 
 def _callback_log(svc, project: str, task_id: str) -> list[dict]:

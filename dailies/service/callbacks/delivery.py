@@ -35,7 +35,7 @@ from sqlalchemy.orm import aliased
 from dailies import log_format
 from dailies.netguard import BlockedAddress, Pinned, pinned
 from dailies.service.db.engine import is_postgres
-from dailies.service.db.tables import callback_attempts, callback_events
+from dailies.service.db.tables import DeliveryState, callback_attempts, callback_events
 from dailies.service.db.writer import writer
 from dailies.service.runtime.loops import Streak
 from dailies.service.runtime.metrics import Metrics
@@ -155,7 +155,7 @@ class CallbackQueue:
             webhook_id=f"msg_{uuid.uuid4().hex}",
             task_id=row.id, project=row.project, url=row.callback_url, status=row.status,
             body=json.dumps(self.record_for(row), separators=(",", ":")),
-            state="pending", attempts=0,
+            state=DeliveryState.PENDING, attempts=0,
             max_attempts=1 + L.CALLBACK_MAX_RETRIES if row.status in RETRIED_CALLBACK_STATUSES else 1,
             next_attempt_at=now, created_at=now,
         ))
@@ -226,7 +226,7 @@ class CallbackQueue:
         try:
             with self.engine.connect() as conn:
                 due = conn.execute(select(func.min(callback_events.c.next_attempt_at))
-                                   .where(callback_events.c.state == "pending",
+                                   .where(callback_events.c.state == DeliveryState.PENDING,
                                           callback_events.c.next_attempt_at > now)).scalar()
         except Exception:
             log.exception("reading the next callback retry failed")
@@ -241,13 +241,14 @@ class CallbackQueue:
         blocked = (
             select(earlier.c.seq)
             .where(earlier.c.task_id == callback_events.c.task_id, earlier.c.seq < callback_events.c.seq,
-                   earlier.c.state == "pending")
+                   earlier.c.state == DeliveryState.PENDING)
             .exists()
         )
         free = (callback_events.c.claimed_by.is_(None)) | (callback_events.c.claimed_at < now - self.claim_timeout)
         pick = (
             select(callback_events.c.seq)
-            .where(callback_events.c.state == "pending", callback_events.c.next_attempt_at <= now, free, ~blocked)
+            .where(callback_events.c.state == DeliveryState.PENDING, callback_events.c.next_attempt_at <= now, free,
+                   ~blocked)
             .order_by(callback_events.c.next_attempt_at, callback_events.c.seq)
             .limit(1)
         )
@@ -257,7 +258,7 @@ class CallbackQueue:
                 return conn.execute(
                     update(callback_events)
                     .where(callback_events.c.seq == pick.with_for_update(skip_locked=True).scalar_subquery(),
-                           callback_events.c.state == "pending", free)
+                           callback_events.c.state == DeliveryState.PENDING, free)
                     .values(claimed_by=deliverer, claimed_at=now)
                     .returning(*callback_events.c)
                 ).first()
@@ -272,7 +273,7 @@ class CallbackQueue:
                 return None
             return conn.execute(
                 update(callback_events)
-                .where(callback_events.c.seq == seq, callback_events.c.state == "pending", free)
+                .where(callback_events.c.seq == seq, callback_events.c.state == DeliveryState.PENDING, free)
                 .values(claimed_by=deliverer, claimed_at=now)
                 .returning(*callback_events.c)
             ).first()
@@ -359,11 +360,11 @@ class CallbackQueue:
         decides its schedule, so a lost claim only ends the event (delivered, or out of attempts)."""
         release = {"claimed_by": None} if held else {}
         if delivered:
-            return "delivered", {"state": "delivered", **release}
-        if counted.state != "pending":  # delivered or given up by another attempt meanwhile
-            return "failed", release
+            return DeliveryState.DELIVERED, {"state": DeliveryState.DELIVERED, **release}
+        if counted.state != DeliveryState.PENDING:  # delivered or given up by another attempt meanwhile
+            return DeliveryState.FAILED, release
         if counted.attempts >= counted.max_attempts:
-            return "failed", {"state": "failed", **release}
+            return DeliveryState.FAILED, {"state": DeliveryState.FAILED, **release}
         if not held:
             return "retry", {}
         return "retry", {"next_attempt_at": now + retry_delay(self.settings, counted.attempts, self.rng), **release}
@@ -379,7 +380,7 @@ class CallbackQueue:
             ).all()
             pending = conn.execute(
                 select(callback_events).where(callback_events.c.task_id == task_id,
-                                              callback_events.c.state == "pending")
+                                              callback_events.c.state == DeliveryState.PENDING)
                 .order_by(callback_events.c.seq)
             ).all()
         return [

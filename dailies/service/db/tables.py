@@ -4,6 +4,8 @@ own (counters.py); what each table is for is said beside it."""
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from sqlalchemy import BigInteger, Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text
 
 metadata = MetaData()
@@ -71,6 +73,14 @@ idempotency = Table(
     Column("created_at", Epoch, nullable=False),
 )
 
+class DeliveryState(StrEnum):
+    """A callback event's `state`: waiting for a (next) attempt, received, or given up."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
 # One row per callback event (a task's status change to be POSTed), written in the same
 # transaction as the change itself, so no event is lost to a crash.
 callback_events = Table(
@@ -82,7 +92,7 @@ callback_events = Table(
     Column("url", String, nullable=False),
     Column("status", String, nullable=False),
     Column("body", Text, nullable=False),
-    Column("state", String, nullable=False),  # pending, delivered, failed
+    Column("state", String, nullable=False),  # DeliveryState
     Column("attempts", Integer, nullable=False, default=0),
     Column("max_attempts", Integer, nullable=False),
     Column("next_attempt_at", Float, nullable=False),

@@ -30,7 +30,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import Connection, Engine, event, func, select
 
 from dailies.service.billing.budgets import MICROS, month_of
-from dailies.service.db.tables import callback_events, ledger, tasks
+from dailies.service.db.tables import DeliveryState, callback_events, ledger, tasks
 from dailies.service.runtime.faults import Dependency, describe
 from dailies.spec.statuses import TaskStatus
 
@@ -94,7 +94,7 @@ class DatabaseCollector(Collector):
         by_state = GaugeMetricFamily("dailies_callback_events", "Callback events by delivery state (from the "
                                      "database)", labels=["state"])
         states = dict(events)
-        for state in ("pending", "delivered", "failed"):
+        for state in DeliveryState:
             by_state.add_metric([state], states.get(state, 0))
         yield by_state
         money = GaugeMetricFamily("dailies_spend_this_month", "This UTC month's spend of every project, in its "

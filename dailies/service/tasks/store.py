@@ -48,7 +48,15 @@ from sqlalchemy.sql.operators import custom_op
 from dailies.service.access import rate_limits
 from dailies.service.db import locks
 from dailies.service.db.engine import is_postgres
-from dailies.service.db.tables import DEFAULT_TIER_RANK, callback_attempts, callback_events, idempotency, ledger, tasks
+from dailies.service.db.tables import (
+    DEFAULT_TIER_RANK,
+    DeliveryState,
+    callback_attempts,
+    callback_events,
+    idempotency,
+    ledger,
+    tasks,
+)
 from dailies.service.db.writer import writer
 from dailies.service.tasks import counts as task_counts
 from dailies.service.tasks import shown_requests
@@ -558,7 +566,7 @@ def _forget_old_callback_events(conn: Connection, cutoff: int) -> bool:
     tasks: those of records `DELETE` removed, or purged before events went with their record.
     Returns whether the batch was full (there may be more)."""
     left = PURGE_BATCH
-    for state in ("delivered", "failed", "pending"):
+    for state in (DeliveryState.DELIVERED, DeliveryState.FAILED, DeliveryState.PENDING):
         left -= _forget_old_events_in(conn, state, cutoff, left)
         if not left:
             return True
@@ -570,7 +578,7 @@ def _forget_old_events_in(conn: Connection, state: str, cutoff: int, limit: int)
     made, so `next_attempt_at` (indexed with `state`) before the cutoff means made before it too. A
     pending event goes only if its task is gone. Returns how many were deleted."""
     where = [callback_events.c.state == state, callback_events.c.next_attempt_at < cutoff]
-    if state == "pending":
+    if state == DeliveryState.PENDING:
         where.append(~select(tasks.c.id).where(tasks.c.id == callback_events.c.task_id).exists())
     batch = select(callback_events.c.seq).where(*where).limit(limit)
     task_ids = conn.execute(delete(callback_events).where(callback_events.c.seq.in_(batch))

@@ -22,8 +22,8 @@ import io
 import re
 import time
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +33,8 @@ from .problems import Problem
 
 if TYPE_CHECKING:
     import av
+
+    from .models import ContentItem
 
 Source = bytes | Path
 
@@ -228,7 +230,11 @@ _MP4_PARENTS = {b"moov", b"trak", b"mdia", b"minf", b"stbl", b"moof", b"traf", b
 _MP4_COUNTS = {b"stsz": 8, b"stz2": 8, b"trun": 4}
 
 
-def _declared_samples(read, size: int) -> int:
+# read(offset, n): at most n bytes of the source from offset.
+_Read = Callable[[int, int], bytes]
+
+
+def _declared_samples(read: _Read, size: int) -> int:
     """The most samples one sample table of an MP4 declares, from its box headers (`read(offset, n)`);
     media data is skipped, not read."""
     most, stack = 0, [(0, size)]
@@ -260,9 +266,10 @@ def _declared_samples(read, size: int) -> int:
     return most
 
 
-def _reader(source: Source):
+def _reader(source: Source) -> tuple[_Read, AbstractContextManager[object]]:
     if isinstance(source, bytes):
-        return lambda at, n: source[at:at + n], nullcontext()
+        data = source
+        return lambda at, n: data[at:at + n], nullcontext()
     handle = open(source, "rb")  # noqa: SIM115  closed by the context returned with it
 
     def read(at: int, n: int) -> bytes:
@@ -304,7 +311,7 @@ def open_untrusted(source: Source, kind: str = "media") -> Iterator[av.container
     options = {**_OPTIONS, "format_whitelist": ",".join(formats)}
     stream = io.BytesIO(source) if isinstance(source, bytes) else str(source)
     try:
-        container = av.open(stream, format=demuxer, container_options=options,
+        container = av.open(stream, "r", format=demuxer, container_options=options,
                             timeout=(MEDIA_OPEN_TIMEOUT_S, MEDIA_OPEN_TIMEOUT_S))
     except (av.FFmpegError, OSError) as exc:
         if getattr(exc, "errno", None) == errno.EINVAL:  # format_whitelist's refusal (PyAV 12 and 13+ alike)
@@ -341,7 +348,7 @@ def read_media_info(source: Source, kind: str = "media") -> MediaInfo:
         raise MediaRefused(f"not a media file that can be read: {exc.strerror or type(exc).__name__}") from exc
 
 
-def _media_data_present(container, stream) -> None:
+def _media_data_present(container: av.container.InputContainer, stream: av.stream.Stream | None) -> None:
     """The first packet can be read (no decoding): tables that point past the end of the file, or
     at nothing, are refused at the check rather than found at render."""
     if stream is None:
@@ -352,7 +359,8 @@ def _media_data_present(container, stream) -> None:
     raise MediaRefused("the file holds no media data where its tables point")
 
 
-def _container_duration(container, stream, longest: float = L.REFERENCE_VIDEOS_LONGEST_S) -> float:
+def _container_duration(container: av.container.InputContainer, stream: av.stream.Stream | None,
+                        longest: float = L.REFERENCE_VIDEOS_LONGEST_S) -> float:
     if container.duration is not None:
         return container.duration / 1_000_000  # av.time_base is microseconds
     if stream is not None and stream.duration is not None and stream.time_base is not None:
@@ -418,10 +426,12 @@ def reference_videos_problems(durations: list[tuple[str, float]]) -> list[Proble
     return problems
 
 
-_CHECKS = {"image_url": check_image, "video_url": check_video, "audio_url": check_audio}
+_CHECKS: dict[str, Callable[[Source, str], tuple[ImageInfo | MediaInfo | None, list[Problem]]]] = {
+    "image_url": check_image, "video_url": check_video, "audio_url": check_audio,
+}
 
 
-def check_inline_material(content: list) -> list[Problem]:
+def check_inline_material(content: Sequence[ContentItem]) -> list[Problem]:
     """Check every Base64 data URL of a request's content: decodable, and within the limits of
     its kind. URLs and asset ids are checked when they are fetched."""
     problems: list[Problem] = []
@@ -438,6 +448,6 @@ def check_inline_material(content: list) -> list[Problem]:
             continue
         info, found = _CHECKS[item.type](raw, where)
         problems += found
-        if item.type == "video_url" and info is not None:
+        if item.type == "video_url" and isinstance(info, MediaInfo):
             ref_videos.append((where, info.duration))
     return problems + reference_videos_problems(ref_videos)

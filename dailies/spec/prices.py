@@ -69,7 +69,7 @@ class Price:
     official: bool = False
 
     @property
-    def conditions(self) -> tuple[str | bool | None, ...]:
+    def conditions(self) -> tuple[str | None, bool | None, bool | None]:
         return self.resolution, self.video_input, self.audio
 
     def matches(self, model: str, tier: str, resolution: str, video_input: bool, audio: bool) -> bool:
@@ -87,8 +87,8 @@ class Price:
     def specificity(self) -> tuple[int, bool, bool, bool]:
         """Rank among matching rows: more conditions first; on a tie a resolution condition beats a
         video-input one, which beats an audio one (a 4K "no price" row outranks "with video input")."""
-        conditions = [condition is not None for condition in self.conditions]
-        return sum(conditions), *conditions
+        resolution, video_input, audio = (condition is not None for condition in self.conditions)
+        return resolution + video_input + audio, resolution, video_input, audio
 
 
 @dataclass(frozen=True)
@@ -271,7 +271,7 @@ def amounts_apart(first: Decimal, second: Decimal, currency: str) -> tuple[str, 
     places = 2
     while texts[0] == texts[1] and first != second and places < 6:
         places += 1
-        texts = tuple(f"{symbol}{amount:,.{places}f}" for amount in (first, second))
+        texts = f"{symbol}{first:,.{places}f}", f"{symbol}{second:,.{places}f}"
     return texts
 
 
@@ -404,7 +404,7 @@ def billed_model(model_id: str, region: Region | None) -> str:
     USD at BytePlus' price). `region` None (a service that speaks both catalogs) and ids outside the
     catalog are billed as written."""
     model = find_model(model_id) if region is not None else None
-    return model.id_in(region) if model is not None else model_id
+    return model.id_in(region) if model is not None and region is not None else model_id
 
 
 def has_video_input(content: Iterable[Any] | None) -> bool:

@@ -58,7 +58,7 @@ def check_content_items(req: CreateTaskRequest) -> list[Problem]:
         if getattr(item, own) is None:
             problems.append(Problem(f"{here}.{own}", f"is required for a content item of type {item.type}",
                                     MISSING))
-        elif item.type == "text" and not item.text.strip():
+        elif item.type == "text" and item.text is not None and not item.text.strip():
             problems.append(Problem(f"{here}.text", EMPTY_PROMPT))
         for other in PAYLOAD_FIELD.values():
             if other != own and getattr(item, other) is not None:

@@ -89,17 +89,25 @@ class _Refused:
         self.why = why
 
 
-class _Object(dict):
+class _Object(dict[str, Any]):
     """A JSON object whose text named `duplicate` twice."""
 
     duplicate: str | None = None
 
 
-def _object(pairs: list[tuple[str, Any]]) -> dict:
+def _first_repeated(keys: list[str]) -> str:
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            return key
+        seen.add(key)
+    raise ValueError("no key appears twice")
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = _Object(pairs)
     if len(obj) != len(pairs):
-        seen: set[str] = set()
-        obj.duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
+        obj.duplicate = _first_repeated([k for k, _ in pairs])
     return obj
 
 
@@ -134,7 +142,7 @@ def _refusal(value: Any, path: tuple[str | int, ...] = ()) -> tuple[str, str] | 
             found = _surrogate(key, here)
             if found:
                 return found
-        if getattr(value, "duplicate", None) is not None:
+        if isinstance(value, _Object) and value.duplicate is not None:
             return join_path((*path, value.duplicate)), "the key appears twice in one object"
         for key, item in value.items():
             found = _refusal(item, (*path, key))

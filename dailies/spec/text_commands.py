@@ -136,7 +136,9 @@ def parse_text(text: str) -> ParsedText:
     for _, raw in words:
         start, written = next(words, (0, ""))
         match = _COMMAND_NAME.fullmatch(written)
-        field = COMMAND_NAMES.get(match.group(1).lower()) if match else None
+        if match is None:
+            break
+        field = COMMAND_NAMES.get(match.group(1).lower())
         if field is None:
             break
         commands.append(TextCommand(match.group(1), raw, field))

@@ -101,8 +101,9 @@ def ipv4_any_form(host: str) -> ipaddress.IPv4Address | None:
     parts = host.split(".")
     if not 1 <= len(parts) <= 4 or not all(_IPV4_PART.match(p) for p in parts):
         return None
-    values = [_ipv4_part(p) for p in parts]
-    if any(v is None for v in values):
+    read = [_ipv4_part(p) for p in parts]
+    values = [v for v in read if v is not None]
+    if len(values) != len(read):
         return None
     *leading, last = values
     # Each leading part is one byte; the last fills the bytes that remain.
@@ -153,7 +154,9 @@ def host_problem(url: str, where: str, *, allow_loopback: bool, allow_private: b
     if scheme not in ("http", "https"):
         return None
     host = canonical_host(url)
-    reason = host_reason(host, allow_loopback, allow_private) if host else None
+    if host is None:
+        return None
+    reason = host_reason(host, allow_loopback, allow_private)
     if reason is None:
         return None
     kind = "name" if literal_address(host) is None else "address"

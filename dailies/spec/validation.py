@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from .catalog import Model
 from .models import SDK_ONLY_FIELDS, ContentItem, CreateTaskRequest
@@ -38,7 +39,7 @@ def _shown(value: Any) -> str:
     return _SHOWN.repr(value)
 
 
-def _describe(error: dict[str, Any]) -> Problem:
+def _describe(error: ErrorDetails) -> Problem:
     kind = error["type"]
     loc = tuple(error["loc"])
     ctx = error.get("ctx") or {}

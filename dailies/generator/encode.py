@@ -15,13 +15,15 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
+from typing import Final
 
 import av
 import numpy as np
 
-VIDEO_CODEC = "libx264"
+# Final: the codec names' literal types pick PyAV's typed add_stream (a VideoStream, an AudioStream).
+VIDEO_CODEC: Final = "libx264"
 PIXEL_FORMAT = "yuv420p"
-AUDIO_CODEC = "aac"
+AUDIO_CODEC: Final = "aac"
 AUDIO_BIT_RATE = 96_000
 # "superfast" leaves out the slowest x264 analysis steps but keeps CABAC and the High profile:
 # smaller files and better pictures than "ultrafast" at a modest cost (bench/render.py measures it).
@@ -120,7 +122,7 @@ class Mp4Writer:
     def add_audio(self, samples: np.ndarray) -> None:
         """Encode float32 samples in [-1, 1] that follow the ones already written: a 1-D array for mono,
         one row per channel otherwise (the writer's `audio_channels`)."""
-        if self._audio is None or samples.size == 0:
+        if self._audio is None or self.audio_rate is None or samples.size == 0:  # both set, or neither
             return
         planar = np.ascontiguousarray(samples, dtype=np.float32).reshape(self.audio_channels, -1)
         frame = av.AudioFrame.from_ndarray(planar, format="fltp", layout=_LAYOUTS[self.audio_channels])

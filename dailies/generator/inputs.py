@@ -12,7 +12,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 import httpx
 
@@ -122,7 +122,7 @@ class InputResolver:
     def _limit(self, max_bytes: int | None) -> int:
         return self.max_bytes if max_bytes is None else min(self.max_bytes, max_bytes)
 
-    def _copy_into(self, url: str, where: str, sink: BinaryIO, limit: int) -> None:
+    def _copy_into(self, url: str, where: str, sink: IO[bytes], limit: int) -> None:
         scheme = url.split(":", 1)[0].lower() if ":" in url else ""
         if scheme == "data":
             sink.write(_decode_data_url(url, where, limit))
@@ -145,7 +145,7 @@ class InputResolver:
             raise InputError(f"{where}: {DOWNLOAD_FAILED} (asset larger than {limit} bytes)")
         return path
 
-    def _download(self, url: str, where: str, sink: BinaryIO, limit: int) -> None:
+    def _download(self, url: str, where: str, sink: IO[bytes], limit: int) -> None:
         def fail(reason: str) -> InputError:
             return InputError(f"{where}: {DOWNLOAD_FAILED} ({reason})")
 

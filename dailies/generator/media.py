@@ -49,7 +49,7 @@ def open_image(data: bytes | Path, where: str, cover: tuple[int, int] | None = N
     for a 720p preview were held whole, ~100 MB each, in every render slot at once."""
     refuse_problems(check_image(data, where)[1])
     try:
-        image = Image.open(io.BytesIO(data) if isinstance(data, bytes) else data, formats=IMAGE_FORMATS)
+        image: Image.Image = Image.open(io.BytesIO(data) if isinstance(data, bytes) else data, formats=IMAGE_FORMATS)
         if cover is not None:
             # draft() works on the stored picture, before the EXIF rotation: a sideways photo's sides swap.
             turned = image.getexif().get(ExifTags.Base.Orientation, 1) in (5, 6, 7, 8)

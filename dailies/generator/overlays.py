@@ -80,7 +80,8 @@ def watermark(width: int, height: int) -> Overlay:
     size = max(12, short_side // 24)
     margin = max(6, short_side // 40)
     font = load_font(size, bold=True)
-    left, top, right, bottom = font.getbbox(WATERMARK_TEXT, stroke_width=2)
+    # Whole pixels (typed float in Pillow's hints, for fonts other than ours).
+    left, top, right, bottom = (int(edge) for edge in font.getbbox(WATERMARK_TEXT, stroke_width=2))
     # At least 2 pixels of clear border, rounded up to an even size.
     patch_width, patch_height = (right - left + 5) // 2 * 2, (bottom - top + 5) // 2 * 2
     patch = Image.new("RGBA", (patch_width, patch_height), (0, 0, 0, 0))

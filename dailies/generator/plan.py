@@ -79,9 +79,9 @@ def plan_content(request: CreateTaskRequest) -> ContentPlan:
     # words to draw.
     prompt = "\n".join(words for item in items if item.type == "text" and (words := prompt_of(item.text or "").strip()))
     media = [
-        MediaInput(content_path(index, item), item_url(item), _KIND_OF_TYPE[item.type], role or "reference_image")
+        MediaInput(content_path(index, item), url, _KIND_OF_TYPE[item.type], role or "reference_image")
         for (index, item), role in zip(usable, content_roles(items), strict=True)
-        if item.type != "text"
+        if item.type != "text" and (url := item_url(item)) is not None  # always, for the usable ones
     ]
     audios = tuple(m for m in media if m.kind == "audio")
     scenario = scenario_of(items)

@@ -15,7 +15,7 @@ import os
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
@@ -239,7 +239,7 @@ class PreviewGenerator:
                 raise RuntimeError(f"scene gave {written} frames, {spec.frame_count} expected")
 
 
-def _drawn_ahead(frames: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+def _drawn_ahead(frames: Iterator[np.ndarray]) -> Generator[np.ndarray, None, None]:
     """The frames, drawn in a worker thread up to `FRAMES_AHEAD` ahead of the caller's encoding.
 
     Scaling a picture (Pillow) and encoding one (x264) both release the GIL, so on two cores the

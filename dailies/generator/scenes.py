@@ -78,7 +78,8 @@ class CameraMove:
         scaled = []
         for plane in self._planes:
             scale = plane.width / width  # 1 for Y, 1/2 for U and V
-            plane_box = tuple(edge * scale for edge in box)
+            left, top, right, bottom = box
+            plane_box = (left * scale, top * scale, right * scale, bottom * scale)
             scaled.append(plane.resize(plane.size, Image.Resampling.BILINEAR, box=plane_box).tobytes())
         # The planes' bytes one after another are the frame, joined in one copy (np.asarray on each
         # plane and a copy into a frame would take two); read-only, which the scene contract allows.
@@ -145,14 +146,13 @@ class FirstLastFrameScene:
             progress = ease(progress_of(index, self.count))
             weight = round(256 * progress)
             # Only the pictures the cross-fade shows are scaled.
-            first = self.first.at(1.0 + self.zoom * progress) if weight < 256 else None
-            last = self.last.at(1.0 + self.zoom * (1.0 - progress)) if weight > 0 else None
-            if first is None:
-                yield last
-            elif last is None:
-                yield first
+            if weight >= 256:
+                yield self.last.at(1.0 + self.zoom * (1.0 - progress))
+            elif weight <= 0:
+                yield self.first.at(1.0 + self.zoom * progress)
             else:
-                yield blend(first, last, weight)
+                yield blend(self.first.at(1.0 + self.zoom * progress), self.last.at(1.0 + self.zoom * (1.0 - progress)),
+                            weight)
 
 
 @dataclass(frozen=True)

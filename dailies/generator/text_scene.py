@@ -142,7 +142,7 @@ def _card(
     card_width = round(width * 0.8)
     label_font = load_font(max(10, short_side // 30), bold=True)
     label = f"{PREVIEW_LABEL} \u00b7 seed {seed}"
-    label_height = label_font.getbbox(label)[3]
+    label_height = int(label_font.getbbox(label)[3])  # whole pixels (typed float in Pillow's hints)
     bar_height = max(3, short_side // 120)
     text = prompt.strip() or "(no prompt)"
     text_box = (card_width - 2 * padding, round(height * 0.7) - 4 * padding - label_height - bar_height)

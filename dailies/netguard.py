@@ -107,7 +107,7 @@ def check_public_host(url: str, allow_loopback: bool, allow_private: bool = Fals
     # Names that always mean a refused place (localhost, *.internal) are refused before any DNS.
     canonical = canonical_host(url)
     named = host_reason(canonical, allow_loopback, allow_private) if canonical else None
-    if named is not None:
+    if canonical and named is not None:
         kind = "name" if literal_address(canonical) is None else "address"
         article = "an" if named[0] in "aeiou" else "a"
         raise BlockedAddress(f"host {host!r} is {article} {named} {kind}, which is not allowed")

@@ -317,7 +317,7 @@ def _add_shot(reel: _Reel, shot: ReelShot, canvas: _Canvas, burn_in: _BurnIn | N
     # (a repeated frame is not scaled again).
     scratch = np.empty_like(canvas.frame) if burn_in is not None else None
 
-    def emit(picture: av.VideoFrame, placed: list) -> None:
+    def emit(picture: av.VideoFrame, placed: list[av.VideoFrame | None]) -> None:
         if placed[0] is not picture:
             canvas.place(picture)
             placed[0] = picture
@@ -344,9 +344,10 @@ def _add_shot(reel: _Reel, shot: ReelShot, canvas: _Canvas, burn_in: _BurnIn | N
         first_time: float | None = None
         # Where the picture starts, until its first frame is decoded (the decoder holds frames back,
         # so the first sound often comes before it): a clip trimmed or remuxed starts after 0.
-        picture_start = float(video.start_time * video.time_base) if video.start_time is not None else 0.0
+        picture_start = (float(video.start_time * video.time_base)
+                         if video.start_time is not None and video.time_base is not None else 0.0)
         pending: av.VideoFrame | None = None
-        placed: list = [None]
+        placed: list[av.VideoFrame | None] = [None]
         shown = 0  # frames of this shot written
         end = 0.0  # where the shot's picture ends, in seconds from its first frame
 
@@ -369,7 +370,10 @@ def _add_shot(reel: _Reel, shot: ReelShot, canvas: _Canvas, burn_in: _BurnIn | N
             for packet in container.demux(*streams):
                 for decoded in packet.decode():
                     if isinstance(decoded, av.AudioFrame):
-                        take_audio(resampler.resample(decoded))
+                        if resampler is not None:  # there is one whenever there is an audio stream
+                            take_audio(resampler.resample(decoded))
+                        continue
+                    if not isinstance(decoded, av.VideoFrame):  # no other stream is demuxed
                         continue
                     when = decoded.time if decoded.time is not None else (first_time or 0.0) + end
                     if first_time is None:

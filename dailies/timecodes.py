@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TypeGuard
 
 _TIMECODE = re.compile(r"(\d+):([0-5]?\d(?:\.\d+)?)")
 # The latest time a comment may be pinned at: a day, beyond any clip and any reel made of them. A
@@ -18,7 +19,7 @@ _TIMECODE = re.compile(r"(\d+):([0-5]?\d(?:\.\d+)?)")
 MAX_SECONDS = 24 * 3600.0
 
 
-def is_timecode(seconds: object) -> bool:
+def is_timecode(seconds: object) -> TypeGuard[float]:
     """Whether `seconds` is a position in a video: a finite number of seconds from 0 to MAX_SECONDS."""
     return (isinstance(seconds, int | float) and not isinstance(seconds, bool) and math.isfinite(seconds)
             and 0 <= seconds <= MAX_SECONDS)

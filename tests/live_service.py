@@ -38,10 +38,11 @@ class LiveService:
 
 
 def start_live_service(data_dir: Path, workers: int = 1, api_keys: dict[str, str] | None = None,
-                       upstream_calls_back: bool = False, generator=None, **settings) -> LiveService:
+                       upstream_calls_back: bool = False, generator=None, gateway=None, **settings) -> LiveService:
     """`api_keys` maps keys to projects (default: API_KEY in project "tests"); the first key is the
     one `LiveService.api_key` names. `upstream_calls_back`: a gateway whose upstream is given its own
-    address for callbacks (as `--public-url` does). `generator`: another renderer than the preview's."""
+    address for callbacks (as `--public-url` does). `generator`: another renderer than the preview's;
+    `gateway`: makes a gateway's forwarding generator from the hooks the service gives it."""
     api_keys = api_keys or {API_KEY: "tests"}
     port = free_port()
     if upstream_calls_back:
@@ -50,7 +51,7 @@ def start_live_service(data_dir: Path, workers: int = 1, api_keys: dict[str, str
     settings.setdefault("allow_loopback_callbacks", True)
     app = create_app(Settings(data_dir=data_dir, api_keys=api_keys, workers=workers,
                               public_url=f"http://127.0.0.1:{port}", log_requests=False, poll_interval=0.05,
-                              **settings), generator=generator)
+                              **settings), generator=generator, gateway=gateway)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, name="live-service", daemon=True)
     thread.start()

@@ -50,7 +50,7 @@ def test_upstream_keys_are_stored_encrypted_and_used_by_priority(tmp_path, monke
     try:
         assert [(k.name, k.key) for k in services.generator.keys] == [
             ("env", "ark-from-the-environment-0003"), ("main", SECRET_KEY_A), ("spare", SECRET_KEY_B)]
-        services.generator.on_set_aside("main", "HTTP 401 AuthenticationError")
+        services.generator.hooks.on_set_aside("main", "HTTP 401 AuthenticationError")
     finally:
         services.stop()
     code, out, _ = run("upstream", "list", "--data-dir", data)

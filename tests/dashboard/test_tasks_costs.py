@@ -90,9 +90,11 @@ class Upstream:
 def start_byteplus_gateway(folder):
     """A live BytePlus gateway in front of the scripted upstream (also tests/dashboard/test_review_costs.py's)."""
     keys = [UpstreamKey("main", "k")]
-    generator = UpstreamGenerator(BYTEPLUS, keys, transport=httpx.MockTransport(Upstream()),
-                                  poll_first=0.01, poll_max=0.05, list_interval=0.01)
-    return start_live_service(folder, workers=2, generator=generator, upstream_url=BYTEPLUS, upstream_keys=keys)
+    def gateway(hooks):
+        return UpstreamGenerator(BYTEPLUS, keys, hooks=hooks, transport=httpx.MockTransport(Upstream()),
+                                 poll_first=0.01, poll_max=0.05, list_interval=0.01)
+
+    return start_live_service(folder, workers=2, gateway=gateway, upstream_url=BYTEPLUS, upstream_keys=keys)
 
 
 @pytest.fixture(scope="module")

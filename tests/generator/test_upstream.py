@@ -14,6 +14,7 @@ import pytest
 from dailies.generator.inputs import InputResolver
 from dailies.generator.protocol import RenderJob
 from dailies.service.gateway.forwarding import OUTCOME_UNKNOWN, UpstreamFailed, UpstreamGenerator, UpstreamKey
+from dailies.service.gateway.hooks import GatewayHooks
 from dailies.spec.models import CreateTaskRequest
 
 BASE = "https://upstream.test/api/v3"
@@ -97,10 +98,10 @@ class FakeTime:
         self.slept += seconds
 
 
-def generator(upstream: Upstream, keys=MAIN, base: str = BASE, time_=None) -> UpstreamGenerator:
+def generator(upstream: Upstream, keys=MAIN, base: str = BASE, time_=None, hooks=None) -> UpstreamGenerator:
     time_ = time_ or FakeTime()
-    return UpstreamGenerator(base, list(keys), transport=httpx.MockTransport(upstream), sleep=time_.sleep,
-                             monotonic=time_.monotonic, poll_first=0.0, poll_max=0.0)
+    return UpstreamGenerator(base, list(keys), hooks=hooks, transport=httpx.MockTransport(upstream),
+                             sleep=time_.sleep, monotonic=time_.monotonic, poll_first=0.0, poll_max=0.0)
 
 
 def render(gen: UpstreamGenerator, made: RenderJob, tmp_path):
@@ -262,14 +263,13 @@ def test_a_byteplus_upstream_gets_the_byteplus_id_of_the_members_model(tmp_path)
 def test_a_key_whose_minute_is_used_up_here_waits_instead_of_meeting_a_429(tmp_path):
     clock = FakeTime()
     upstream = Upstream([created("cgt-up-r")])
-    gen = generator(upstream, time_=clock)
     asked = []
 
     def admit(key_name: str, model: str) -> float:
         asked.append((key_name, model, clock.now))
         return 30.0 if len(asked) == 1 else 0.0  # the first ask: this minute is full for 30 s more
 
-    gen.admit = admit
+    gen = generator(upstream, time_=clock, hooks=GatewayHooks(admit=admit))
     render(gen, job(tmp_path), tmp_path)
     assert [a[:2] for a in asked] == [("main", "doubao-seedance-2-0-260128")] * 2
     assert asked[1][2] - asked[0][2] >= 27  # waited (on the generator's clock), then sent once

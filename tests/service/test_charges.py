@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from decimal import Decimal
+from functools import partial
 
 import httpx
 import pytest
@@ -71,14 +72,14 @@ def gateway(tmp_path, backend):
 
     def make(base: str, upstream: Upstream):
         keys = [UpstreamKey("main", "k")]
-        generator = UpstreamGenerator(base, keys, transport=httpx.MockTransport(upstream),
-                                      sleep=lambda s: time.sleep(0.001), poll_first=0.0, poll_max=0.0,
-                                      list_interval=0.0)
+        generator = partial(UpstreamGenerator, base, keys, transport=httpx.MockTransport(upstream),
+                            sleep=lambda s: time.sleep(0.001), poll_first=0.0, poll_max=0.0,
+                            list_interval=0.0)
         settings = Settings(data_dir=tmp_path / str(len(made)), workers=0, clock=clock, log_requests=False,
                             api_keys={MEMBER: "studio", OTHER: "elsewhere", LIMITED: "studio"},
                             key_options={LIMITED: KeyOptions(read_rpm=2)},
                             upstream_url=base, upstream_keys=keys, **backend.settings())
-        app = create_app(settings, generator=generator, start_background=False)
+        app = create_app(settings, gateway=lambda hooks: generator(hooks=hooks), start_background=False)
         made.append(app.state.services)
         return app.state.services, app
 

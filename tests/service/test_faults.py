@@ -385,13 +385,13 @@ async def test_a_handed_over_task_that_expires_here_is_cancelled_upstream_too(en
             raise AssertionError
 
         def cancel_queued(self, state):
-            cancelled.append(state)
+            cancelled.append(state.to_dict())
             return True
 
-        def bills(self, state):  # the upstream still had it queued: cancelled there, so not billed
+        def bills(self, state, ended_at):  # the upstream still had it queued: cancelled there, so not billed
             return not self.cancel_queued(state)
 
-    env.services.workers.generator = Gateway()
+    env.services.workers.gateway = Gateway()
     store = env.services.store
     assert store.claim_next("w1", env.clock()).id == task_id
     assert store.save_generator_state(task_id, "w1", '{"upstream_id": "cgt-up-x", "key": "main"}')

@@ -246,11 +246,13 @@ def test_the_upstream_rpm_is_counted_across_workers_in_the_database(tmp_path):
     first, second = (create_app(Settings(**settings), start_background=False).state.services for _ in range(2))
     try:
         model = "doubao-seedance-2-0-260128"
-        waits = [services._admit_upstream_create("main", model) for services in (first, second, first, second)]
+        # The admission each gateway's hooks were given when it was made.
+        admit_first, admit_second = first.generator.hooks.admit, second.generator.hooks.admit
+        waits = [admit("main", model) for admit in (admit_first, admit_second, admit_first, admit_second)]
         assert waits[:3] == [0.0, 0.0, 0.0] and 0 < waits[3] <= 60  # the fourth in the minute waits
-        assert first._admit_upstream_create("main", "doubao-seedance-1-0-pro-250528") == 0.0  # per model
+        assert admit_first("main", "doubao-seedance-1-0-pro-250528") == 0.0  # per model
         clock.advance(60)
-        assert second._admit_upstream_create("main", model) == 0.0  # a new minute
+        assert admit_second("main", model) == 0.0  # a new minute
     finally:
         first.stop()
         second.stop()

@@ -91,7 +91,7 @@ def test_a_callback_url_is_good_for_its_own_task_only(gateway):
         wait_for(lambda: client.tasks.get(task_id).status == "succeeded", "the task to succeed", 300)
     upstream_id = upstream_id_of(gateway, task_id)
     services = gateway.app.state.services
-    good = services.generator.callback_url_for(task_id)
+    good = services.generator.hooks.callback_url_for(task_id)
     signature = parse_qs(urlsplit(good).query)["signature"][0]
 
     # Another task's path with this task's signature, a made-up signature, none: refused, named.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from decimal import Decimal
+from functools import partial
 
 import httpx
 from sqlalchemy import select
@@ -47,11 +48,13 @@ class Succeeding(ScriptedUpstream):
 def test_a_volcengine_id_through_a_byteplus_gateway_is_reserved_settled_and_budgeted_in_usd(tmp_path, backend):
     clock = FakeClock(float(int(time.time())))
     upstream = Succeeding()
-    generator = UpstreamGenerator(BYTEPLUS, [UpstreamKey("main", "k")], transport=httpx.MockTransport(upstream),
-                                  sleep=lambda s: time.sleep(0.001), poll_first=0.0, poll_max=0.0, list_interval=0.0)
+    generator = partial(UpstreamGenerator, BYTEPLUS, [UpstreamKey("main", "k")],
+                        transport=httpx.MockTransport(upstream), sleep=lambda s: time.sleep(0.001),
+                        poll_first=0.0, poll_max=0.0, list_interval=0.0)
     settings = Settings(data_dir=tmp_path, api_keys={"member": "studio"}, workers=0, clock=clock, log_requests=False,
                         upstream_url=BYTEPLUS, upstream_keys=[UpstreamKey("main", "k")], **backend.settings())
-    services = create_app(settings, generator=generator, start_background=False).state.services
+    services = create_app(settings, gateway=lambda hooks: generator(hooks=hooks),
+                          start_background=False).state.services
     try:
         budgets.set_budget(services.engine, "studio", "", Decimal(1), "USD", "month", clock())
         task_id = services.tasks.create(Caller("studio", "member"), dict(BODY)).id

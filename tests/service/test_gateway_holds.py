@@ -9,16 +9,17 @@ from __future__ import annotations
 import json
 import threading
 import time
+from functools import partial
 
 import httpx
 import pytest
 from sqlalchemy import select
 
 from dailies.service.api.app import create_app
+from dailies.service.billing.budgets import UNANSWERED_CREATE_S
 from dailies.service.callers import Caller
 from dailies.service.db.tables import ledger
 from dailies.service.gateway.forwarding import UpstreamGenerator, UpstreamKey
-from dailies.service.node.slots import UNANSWERED_CREATE_S
 from dailies.service.settings import Settings
 
 from ..generator.test_upstream import tiny_mp4
@@ -76,13 +77,14 @@ def gateway(tmp_path, backend):
     made = []
 
     def make(upstream: ScriptedUpstream):
-        generator = UpstreamGenerator(BASE, [UpstreamKey("main", "k")], transport=httpx.MockTransport(upstream),
-                                      sleep=lambda s: time.sleep(0.001), poll_first=0.0, poll_max=0.0,
-                                      list_interval=0.0)
+        generator = partial(UpstreamGenerator, BASE, [UpstreamKey("main", "k")],
+                            transport=httpx.MockTransport(upstream), sleep=lambda s: time.sleep(0.001),
+                            poll_first=0.0, poll_max=0.0, list_interval=0.0)
         settings = Settings(data_dir=tmp_path, api_keys={"member": "studio"}, workers=0, clock=clock,
                             log_requests=False, upstream_url=BASE, upstream_keys=[UpstreamKey("main", "k")],
                             **backend.settings())
-        services = create_app(settings, generator=generator, start_background=False).state.services
+        services = create_app(settings, gateway=lambda hooks: generator(hooks=hooks),
+                              start_background=False).state.services
         made.append(services)
         return services
 

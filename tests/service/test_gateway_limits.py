@@ -28,6 +28,7 @@ from dailies.generator.protocol import RenderResult
 from dailies.service.callers import KeyOptions
 from dailies.service.db.tables import tasks, upstream_creates
 from dailies.service.gateway.forwarding import UpstreamKey
+from dailies.service.gateway.pacing import Pacer
 from dailies.spec.statuses import TERMINAL
 
 from ..live_service import start_live_service
@@ -106,7 +107,7 @@ class ReadyClip:
                             generate_audio=False, completion_tokens=1000)
 
 
-def test_forty_tasks_from_four_members_stay_within_the_upstreams_concurrency_and_rpm(tmp_path):
+def test_forty_tasks_from_four_members_stay_within_the_upstreams_concurrency_and_rpm(tmp_path, monkeypatch):
     # More render slots upstream than the cap: only the gateway can keep the upstream at 2.
     upstream = start_live_service(tmp_path / "upstream", workers=3, api_keys={UPSTREAM_KEY: "team"},
                                   generator=ReadyClip())
@@ -119,16 +120,10 @@ def test_forty_tasks_from_four_members_stay_within_the_upstreams_concurrency_and
         on_change(conn, row)
 
     store.on_change = timed
-    gateway = start_live_service(
-        tmp_path / "gateway", workers=4, api_keys={key: project for key, (project, _) in MEMBERS.items()},
-        key_options={key: KeyOptions(name=name) for key, (_, name) in MEMBERS.items()},
-        upstream_url=upstream.base_url, upstream_keys=[UpstreamKey("main", UPSTREAM_KEY)],
-        upstream_concurrency=CONCURRENCY, upstream_rpm=RPM, upstream_rpm_window=WINDOW + MARGIN,
-        # A task's end reaches the gateway by the upstream's callback, so a place frees at once.
-        upstream_calls_back=True, upstream_poll=(0.5, 1.0))
-    services = gateway.app.state.services
+    # The gateway's pacing, watched: its hooks are given when it is made, so the Pacer they are bound
+    # to is wrapped before (only a gateway paces: the upstream service never calls it).
     waits: list[float] = []
-    admit, answered_upstream = services.generator.admit, services.generator.answered
+    admit, answered_upstream = Pacer.admit, Pacer.answered
     # The gateway's pacing rows (seq -> at), each read right after it is written: the gateway drops a
     # row two windows after its time, and on a busy machine the test outlasts that. A row's time only
     # moves forward (its create's answer), so the latest time read is the one it ends with.
@@ -136,26 +131,33 @@ def test_forty_tasks_from_four_members_stay_within_the_upstreams_concurrency_and
     rows_lock = threading.Lock()
 
     def keep_rows() -> None:
-        with services.engine.connect() as conn:
+        with gateway.app.state.services.engine.connect() as conn:  # made before any create is paced
             rows = conn.execute(select(upstream_creates.c.seq, upstream_creates.c.at)).all()
         with rows_lock:
             for seq, at in rows:
                 paced_rows[seq] = max(at, paced_rows.get(seq, at))
 
-    def recorded(key_name: str, model: str) -> float:
-        wait = admit(key_name, model)
+    def recorded(pacer: Pacer, key_name: str, model: str) -> float:
+        wait = admit(pacer, key_name, model)
         if wait:
             waits.append(wait)
         else:
             keep_rows()
         return wait
 
-    def answered_and_kept(key_name: str, model: str) -> None:
-        answered_upstream(key_name, model)
+    def answered_and_kept(pacer: Pacer, key_name: str, model: str) -> None:
+        answered_upstream(pacer, key_name, model)
         keep_rows()
 
-    services.generator.admit = recorded
-    services.generator.answered = answered_and_kept
+    monkeypatch.setattr(Pacer, "admit", recorded)
+    monkeypatch.setattr(Pacer, "answered", answered_and_kept)
+    gateway = start_live_service(
+        tmp_path / "gateway", workers=4, api_keys={key: project for key, (project, _) in MEMBERS.items()},
+        key_options={key: KeyOptions(name=name) for key, (_, name) in MEMBERS.items()},
+        upstream_url=upstream.base_url, upstream_keys=[UpstreamKey("main", UPSTREAM_KEY)],
+        upstream_concurrency=CONCURRENCY, upstream_rpm=RPM, upstream_rpm_window=WINDOW + MARGIN,
+        # A task's end reaches the gateway by the upstream's callback, so a place frees at once.
+        upstream_calls_back=True, upstream_poll=(0.5, 1.0))
     answered: Counter[int] = Counter()  # every status code a member got, creates and reads
     lock = threading.Lock()
 

@@ -8,16 +8,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from functools import partial
 
 import httpx
 import pytest
 from sqlalchemy import select
 
 from dailies.service.api.app import create_app
+from dailies.service.billing.budgets import UNANSWERED_CREATE_S
 from dailies.service.callers import Caller
 from dailies.service.db.tables import ledger
 from dailies.service.gateway.forwarding import OUTCOME_UNKNOWN, UpstreamGenerator, UpstreamKey
-from dailies.service.node.slots import UNANSWERED_CREATE_S
 from dailies.service.settings import Settings
 
 from ..generator.test_upstream import tiny_mp4
@@ -98,14 +99,14 @@ def gateway(tmp_path, backend):
     made = []
 
     def make(upstream: Upstream, generator_class: type[UpstreamGenerator] = UpstreamGenerator):
-        generator = generator_class(BASE, [UpstreamKey("main", UPSTREAM_KEY)],
-                                    transport=httpx.MockTransport(upstream), sleep=clock.advance,
-                                    monotonic=clock, poll_first=1.0, poll_max=15.0, list_interval=1.0)
-        generator.clock = clock
+        generator = partial(generator_class, BASE, [UpstreamKey("main", UPSTREAM_KEY)],
+                            transport=httpx.MockTransport(upstream), sleep=clock.advance, monotonic=clock,
+                            clock=clock, poll_first=1.0, poll_max=15.0, list_interval=1.0)
         settings = Settings(data_dir=tmp_path, api_keys={"member": "studio"}, workers=0, clock=clock,
                             log_requests=False, upstream_url=BASE,
                             upstream_keys=[UpstreamKey("main", UPSTREAM_KEY)], **backend.settings())
-        services = create_app(settings, generator=generator, start_background=False).state.services
+        services = create_app(settings, gateway=lambda hooks: generator(hooks=hooks),
+                              start_background=False).state.services
         made.append(services)
         return services
 

@@ -25,6 +25,7 @@ from dailies.service.api import own_api, upstream_callbacks
 from dailies.service.api.openapi import install_openapi
 from dailies.service.api.routes import router
 from dailies.service.errors import ApiError, dependency_unavailable
+from dailies.service.gateway.wiring import GatewayFactory
 from dailies.service.node.services import Services
 from dailies.service.runtime.faults import dependency_down, describe
 from dailies.service.runtime.metrics import RequestDurations, route_template
@@ -34,11 +35,11 @@ log = logging.getLogger("dailies.http")
 
 
 def create_app(settings: Settings, generator: Generator | None = None, start_background: bool = True,
-               grace_period: float = 0.0) -> FastAPI:
+               grace_period: float = 0.0, gateway: GatewayFactory | None = None) -> FastAPI:
     """The service app. `start_background=False` leaves workers and callback delivery stopped
     (tests drive them by hand). At shutdown, running renders get `grace_period` seconds to finish
-    before they are put back in the queue."""
-    services = Services(settings, generator)
+    before they are put back in the queue. `generator`, `gateway`: as `Services` takes them."""
+    services = Services(settings, generator, gateway)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

@@ -8,11 +8,13 @@
 - A model priced in another currency than a budget that applies, or with no known price at all,
   is refused while that budget exists: the budget could not be kept (docs/errors.md). Without a
   budget such tasks are recorded with currency '' and shown as unpriced.
-- The task's status change settles or releases its row in the same transaction (`settle`,
-  `release`): success sets the amount to the real usage's cost; failure, cancellation and expiry
-  release it (a released row counts for nothing). So the ledger's settled rows sum to the cost of
-  the succeeded tasks, plus, on a gateway, the tasks that expired here while the upstream ran them
-  (billed there, settled at their estimate once the upstream refused to cancel them: workers.py).
+- The task's status change settles or releases its row in the same transaction, and this module
+  alone decides which (`on_status_change`, from the one status-change hook): success sets the amount
+  to the real usage's cost; failure, cancellation and expiry release it (a released row counts for
+  nothing). So the ledger's settled rows sum to the cost of the succeeded tasks, plus, on a gateway,
+  the tasks the upstream billed without their result reaching the member (`UpstreamBill`): a task
+  the upstream may bill is held until it says (`held_outcome`, asked by the gateway's sweep), then
+  settled at its estimate or released.
 
 Amounts are integers in millionths of the currency unit.
 """
@@ -21,9 +23,11 @@ from __future__ import annotations
 
 import calendar
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import ROUND_CEILING, Decimal
+from enum import Enum
 
 from sqlalchemy import Connection, Engine, and_, bindparam, case, exists, func, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -32,10 +36,17 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from dailies.service.db.tables import budgets, ledger
 from dailies.service.errors import ApiError
 from dailies.spec.prices import Cost, NoPrice, amounts_apart, format_amount
+from dailies.spec.statuses import TERMINAL, TaskStatus
 
 MICROS = Decimal(1_000_000)
 PERIODS = ("month", "total")
 CURRENCIES = ("CNY", "USD")
+# A gateway's task that ended here with its create sent and never answered (nor its id learned since):
+# this long after its end the upstream most likely made it, and its estimate is counted (HTTP timeout: 30 s).
+UNANSWERED_CREATE_S = 300.0
+# An upstream that does not answer about a task that ended here is asked each sweep for this long;
+# then its estimate is counted rather than the task held for ever.
+UPSTREAM_SILENT_S = 6 * 3600.0
 # The error of a create that would pass a budget: 403 as Ark answers an account out of funds
 # (`AccountOverdueError`), with a subcode in Ark's dotted style (docs/errors.md).
 BUDGET_EXCEEDED = "AccountOverdueError.BudgetExceeded"
@@ -161,6 +172,63 @@ def settle_at_estimate(conn: Connection, task_id: str, now: float, upstream_key:
     usage is never read after the expiry, so the reserved estimate (the price of what was asked for)
     is what it cost."""
     conn.execute(_SETTLE_AT_ESTIMATE, {"id": task_id, "now": int(now), "upstream_key": upstream_key})
+
+
+# ---------- when: the one decision of settle or release ----------
+
+
+class UpstreamBill(Enum):
+    """What an upstream may bill for a task that ends here (a gateway's checkpoint says; a service
+    that renders itself: always NONE)."""
+
+    NONE = "none"  # nothing, or the upstream ended it unbilled (failed, expired, cancelled there)
+    MADE = "made"  # the upstream made it: billed there, whatever happens to its result here
+    HANDED = "handed"  # created upstream and not ended there: billed if it runs there
+    UNANSWERED = "unanswered"  # its create was sent and never answered: it may exist there
+
+
+def on_status_change(conn: Connection, task_id: str, status: str, now: float, *,
+                     actual: Callable[[], Cost | NoPrice], bill: UpstreamBill = UpstreamBill.NONE,
+                     upstream_key: str | None = None) -> None:
+    """What a status change does to the task's reservation, in its transaction. A task that ended
+    while the upstream may bill it stays reserved: `held_outcome` decides later."""
+    if status not in TERMINAL:
+        return  # reserved at create; queued and running change nothing
+    if status == TaskStatus.SUCCEEDED:
+        settle(conn, task_id, actual(), now, upstream_key)
+    elif bill is UpstreamBill.MADE:
+        # Made (and billed) upstream, then its results could not be taken here: its usage is not
+        # read again, so the estimate of what was asked is what it cost.
+        settle_at_estimate(conn, task_id, now, upstream_key)
+    elif status == TaskStatus.CANCELLED or bill is UpstreamBill.NONE:
+        release(conn, task_id, now)
+
+
+def asks_upstream(bill: UpstreamBill) -> bool:
+    """Whether a held task's outcome is the upstream's word (it knows the task's id)."""
+    return bill in (UpstreamBill.MADE, UpstreamBill.HANDED)
+
+
+def held_outcome(bill: UpstreamBill, ended_for: float, upstream_says: bool | None = None) -> bool | None:
+    """For a task that ended `ended_for` seconds ago with its cost held: True to settle it at its
+    estimate, False to release it, None to hold it for now. `upstream_says`: whether the upstream
+    bills it (None: it did not answer, or was not asked)."""
+    if bill is UpstreamBill.NONE:
+        return False
+    if asks_upstream(bill):
+        if upstream_says is None and ended_for >= UPSTREAM_SILENT_S:
+            return True  # asked for hours without an answer: counted rather than held for ever
+        return upstream_says
+    # Sent and never answered: the upstream most likely made it, once its answer cannot come any more.
+    return True if ended_for >= UNANSWERED_CREATE_S else None
+
+
+def settle_held(conn: Connection, task_id: str, billed: bool, now: float, upstream_key: str | None) -> None:
+    """A held task's outcome (`held_outcome`): its estimate spent, or its reservation released."""
+    if billed:
+        settle_at_estimate(conn, task_id, now, upstream_key)
+    else:
+        release(conn, task_id, now)
 
 
 # ---------- budgets (the CLI) ----------

@@ -15,11 +15,10 @@ the upstream does not retry what there is nothing to do about.
 
 from __future__ import annotations
 
-import json
-
 from sqlalchemy import select
 
 from dailies.service.db.tables import tasks
+from dailies.service.gateway.checkpoint import UpstreamCheckpoint
 from dailies.service.own_paths import PREFIX
 from dailies.service.storage.signing import UrlSigner
 from dailies.spec.statuses import TaskStatus
@@ -44,8 +43,8 @@ def signal(svc, task_id: str, upstream_id: str) -> None:
     `dailies_upstream_calls_total{call="callback"}`: `followed`, or `not_followed` (ended, another id)."""
     with svc.engine.begin() as conn:
         row = conn.execute(select(tasks.c.status, tasks.c.generator_state).where(tasks.c.id == task_id)).first()
-        followed = (row is not None and row.status == TaskStatus.RUNNING and bool(row.generator_state)
-                    and json.loads(row.generator_state).get("upstream_id") == upstream_id)
+        followed = (row is not None and row.status == TaskStatus.RUNNING
+                    and UpstreamCheckpoint.from_json(row.generator_state).upstream_id == upstream_id)
         if followed:
             svc.wakeups.signal_upstream(conn, upstream_id)
     svc.metrics.upstream_call("callback", "followed" if followed else "not_followed", 0.0)

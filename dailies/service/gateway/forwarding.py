@@ -19,7 +19,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,9 @@ from dailies.generator.protocol import (
     RenderResult,
 )
 from dailies.retry_after import parse_retry_after
+from dailies.service.gateway.checkpoint import CREATING, RUNNING, UpstreamCheckpoint
+from dailies.service.gateway.hooks import GatewayHooks
+from dailies.service.storage.own_results import ServiceInputResolver
 from dailies.spec import limits as L
 from dailies.spec.catalog import find_model, region_of_host
 from dailies.spec.drafts import FIELDS_A_FINAL_SETS
@@ -121,9 +124,10 @@ class UpstreamGenerator:
     # no renderer of its own).
     role = "The gateway forwarding this task to its upstream"
 
-    def __init__(self, base_url: str, keys: list[UpstreamKey], *, timeout: float = 30.0,
-                 transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep,
-                 monotonic: Callable[[], float] = time.monotonic,
+    def __init__(self, base_url: str, keys: list[UpstreamKey], *, hooks: GatewayHooks | None = None,
+                 timeout: float = 30.0, transport: httpx.BaseTransport | None = None,
+                 sleep: Callable[[float], None] = time.sleep, monotonic: Callable[[], float] = time.monotonic,
+                 clock: Callable[[], float] = time.time,
                  poll_first: float = POLL_FIRST_S, poll_max: float = POLL_MAX_S,
                  list_interval: float = LIST_INTERVAL_S) -> None:
         if not keys:
@@ -138,11 +142,12 @@ class UpstreamGenerator:
         # address checked (as the service fetches members' input URLs).
         self._redirects = httpx.Client(transport=transport, timeout=timeouts, follow_redirects=False,
                                        trust_env=False)
+        # Every wait, interval and duration is on `monotonic` and `sleep`; every time other processes
+        # read (a create's time, how old an orphan is, a member's deadline) on `clock`, the service's.
         self._sleep = sleep
-        self._monotonic = monotonic  # with `sleep`, the seam tests replace (waits, key cooling)
-        # The wall clock of what other processes read (when a task ended, an orphan was created);
-        # tests give it the service's clock.
-        self.clock: Callable[[], float] = time.time
+        self._monotonic = monotonic
+        self._clock = clock
+        self.hooks = hooks or GatewayHooks()
         self.poll_first = poll_first
         self.poll_max = poll_max
         self.list_interval = list_interval
@@ -160,22 +165,6 @@ class UpstreamGenerator:
         # (key name, model) -> monotonic time until which that key is not tried for that model, and why.
         self.refused_for_model: dict[tuple[str, str], tuple[float, str, str]] = {}
         self.cooling: dict[str, float] = {}  # key name -> monotonic time its 429 wait ends
-        # Told when a key is set aside (name, why): the service records it for `dailies upstream list`.
-        self.on_set_aside: Callable[[str, str], None] = lambda name, why: None
-        # Asked before each create: seconds to wait before this key may create another task of this
-        # model (the upstream's requests per minute, counted across every worker by the service), 0: go.
-        self.admit: Callable[[str, str], float] = lambda key_name, model: 0.0
-        # Told when the upstream answered an admitted create (any answer: it arrived): the service
-        # counts it from then.
-        self.answered: Callable[[str, str], None] = lambda key_name, model: None
-        # Told of an upstream task created for a task that had ended here meanwhile (our task id, the
-        # state naming the upstream task): the service keeps it, to cancel it or count what it costs.
-        self.orphaned: Callable[[str, dict[str, Any]], None] = lambda task_id, state: None
-        # Told of every upstream call: (call, outcome, seconds); the service's metrics listen here.
-        self.observe: Callable[[str, str, float], None] = lambda call, outcome, seconds: None
-        # The URL the upstream calls back when a task changes (a signal that cuts the poll short; the
-        # poll stays the safety net), given our task id; None without a public address.
-        self.callback_url_for: Callable[[str], str | None] = lambda task_id: None
         self._woken: dict[str, threading.Event] = {}  # followed upstream id -> set by `wake`
 
     def wake(self, upstream_id: str) -> bool:
@@ -200,30 +189,31 @@ class UpstreamGenerator:
 
     def render(self, job: RenderJob, inputs: InputResolver, progress: ProgressCallback,
                is_cancelled: CancelCheck) -> RenderResult:
-        state = dict(job.state)
-        if state.get("upstream_id"):
-            key = self._key(state.get("key"))
-            log.info("task %s continues upstream task %s", job.task_id, state["upstream_id"])
-        elif state.get("phase") == "creating":
+        state = UpstreamCheckpoint.from_dict(job.state)
+        if state.upstream_id is not None:
+            key = self._key(state.key)
+            log.info("task %s continues upstream task %s", job.task_id, state.upstream_id)
+        elif state.outcome_unknown:
             raise UpstreamFailed(OUTCOME_UNKNOWN, "The upstream create of this task was sent but its answer was "
                                  "lost (a timeout or a stopped worker); it is not sent again, so that the task is "
                                  "never created (and billed) twice upstream.")
         else:
-            state, key = self._create(job, inputs, is_cancelled)
+            state, key = self._create(job, state, inputs, is_cancelled)
+        assert state.upstream_id is not None
         tier = job.request.service_tier or "default"
         try:
-            record = self._follow(state["upstream_id"], key, tier, is_cancelled, progress)
+            record = self._follow(state.upstream_id, key, tier, is_cancelled, progress)
         except UpstreamEnded:
             # Said with the task, so its reservation is released: the upstream bills nothing for it.
-            job.checkpoint({**state, "upstream_ended": True})
+            job.checkpoint(state.but(upstream_ended=True).to_dict())
             raise
         except UpstreamNotFound:
             # Said with the task, so the sweep believes the upstream's next 404 without waiting again.
-            job.checkpoint({**state, "upstream_missing": True})
+            job.checkpoint(state.but(upstream_missing=True).to_dict())
             raise
         # From here the upstream has billed the task: if it fails here (its results cannot be
         # downloaded, say), the service settles its cost instead of releasing it.
-        job.checkpoint({**state, "upstream_succeeded": True})
+        job.checkpoint(state.but(upstream_succeeded=True).to_dict())
         return self._archive(record, job, key, inputs)
 
     def _refused(self, key: UpstreamKey, model: str) -> tuple[str, str] | None:
@@ -254,18 +244,19 @@ class UpstreamGenerator:
         result images inline."""
         body = job.request.to_json_dict()
         body.pop("callback_url", None)
-        if job.state.get("draft_upstream_id"):
+        draft_upstream_id = UpstreamCheckpoint.from_dict(job.state).draft_upstream_id
+        if draft_upstream_id is not None:
             # A final: the upstream makes it from its own draft task, with what a final may set again.
             body = {k: v for k, v in body.items() if k == "model" or k in FIELDS_A_FINAL_SETS}
             body.pop("callback_url", None)
-            body["content"] = [{"type": "draft_task", "draft_task": {"id": job.state["draft_upstream_id"]}}]
-        our_callback = self.callback_url_for(job.task_id)
+            body["content"] = [{"type": "draft_task", "draft_task": {"id": draft_upstream_id}}]
+        our_callback = self.hooks.callback_url_for(job.task_id)
         if our_callback:  # the gateway's own receiver: a member's URL never leaves Dailies
             body["callback_url"] = our_callback
         if job.deadline_at is not None:
             # The member's deadline counts from their create, across our queue and the upstream's;
             # the upstream takes no less than its minimum (our own expiry still applies on time).
-            left = int(job.deadline_at - time.time())
+            left = int(job.deadline_at - self._clock())
             body["execution_expires_after"] = max(L.EXECUTION_EXPIRES_MIN, min(left, L.EXECUTION_EXPIRES_MAX))
         model = find_model(body["model"])
         if model is not None and self.region is not None:
@@ -277,11 +268,11 @@ class UpstreamGenerator:
                 image["url"] = encode_data_url(data, "image/png" if data[:4] == b"\x89PNG" else "image/jpeg")
         return body
 
-    def _create(self, job: RenderJob, inputs: InputResolver, is_cancelled: CancelCheck
-                ) -> tuple[dict[str, Any], UpstreamKey]:
+    def _create(self, job: RenderJob, state: UpstreamCheckpoint, inputs: InputResolver, is_cancelled: CancelCheck
+                ) -> tuple[UpstreamCheckpoint, UpstreamKey]:
         body = self.upstream_body(job, inputs)
         # What the task started with (a final's draft) stays in every checkpoint.
-        kept = {k: v for k, v in job.state.items() if k == "draft_upstream_id"}
+        kept = state.kept
         delay = 1.0
         while True:
             usable = [k for k in self.keys if k.name not in self.set_aside]
@@ -297,26 +288,26 @@ class UpstreamGenerator:
             if key is None:  # every key is rate-limited: wait for the first to be free
                 self._wait(min(self.cooling[k.name] for k in usable) - self._monotonic(), is_cancelled)
                 continue
-            wait = self.admit(key.name, body["model"])
+            wait = self.hooks.admit(key.name, body["model"])
             if wait > 0:  # this key's minute is used up here: wait in our queue, never send a 429 on
                 self.cooling[key.name] = self._monotonic() + wait
                 continue
-            job.checkpoint({**kept, "phase": "creating", "key": key.name, "sent_at": time.time()})
-            started = time.monotonic()
+            job.checkpoint(kept.but(phase=CREATING, key=key.name, sent_at=self._clock()).to_dict())
+            started = self._monotonic()
             try:
                 response = self.http.post(self.base_url + TASKS_PATH, json=body, headers=self._headers(key))
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                self.observe("create", "not_sent", time.monotonic() - started)
+                self.hooks.observe("create", "not_sent", self._monotonic() - started)
                 log.warning("upstream create of %s not sent (%s); retrying", job.task_id, type(exc).__name__)
-                job.checkpoint(kept)
+                job.checkpoint(kept.to_dict())
             except httpx.TransportError as exc:
-                self.observe("create", "unknown", time.monotonic() - started)
+                self.hooks.observe("create", "unknown", self._monotonic() - started)
                 # Sent, answer lost: the state stays `creating`, and the next look fails it, never resends.
                 raise UpstreamFailed(OUTCOME_UNKNOWN, f"The upstream create was sent but its answer was lost "
                                      f"({type(exc).__name__}); it is not sent again.") from exc
             else:
-                self.observe("create", str(response.status_code), time.monotonic() - started)
-                self.answered(key.name, body["model"])
+                self.hooks.observe("create", str(response.status_code), self._monotonic() - started)
+                self.hooks.answered(key.name, body["model"])
                 if response.status_code == 200:
                     upstream_id = _created_id(response)
                     if upstream_id is None:
@@ -329,19 +320,19 @@ class UpstreamGenerator:
                         raise UpstreamFailed(OUTCOME_UNKNOWN, "The upstream answered the create without a "
                                              "task id that could be read; the task may have been created "
                                              "there, so it is not sent again.")
-                    state = {**kept, "phase": "running", "key": key.name, "upstream_id": upstream_id}
+                    running = kept.but(phase=RUNNING, key=key.name, upstream_id=upstream_id)
                     try:
-                        job.checkpoint(state)
+                        job.checkpoint(running.to_dict())
                     except RenderCancelled:
                         # The task ended here while the create was on its way (it expired): the
                         # upstream has it now. Its id must not be lost with this render, or it would
                         # run and be billed with nobody to cancel or count it. It is younger than
                         # the task's end, so its own time tells the sweep whether a 404 may be lag.
-                        self.orphaned(job.task_id, {**state, "created_at": self.clock()})
+                        self.hooks.orphaned(job.task_id, running.but(created_at=self._clock()))
                         raise
                     log.info("task %s created upstream as %s (key %s)", job.task_id, upstream_id, key.name)
-                    return state, key
-                job.checkpoint(kept)  # answered: nothing was created
+                    return running, key
+                job.checkpoint(kept.to_dict())  # answered: nothing was created
                 if response.status_code == 403 and _error_of(response)[0] not in ACCOUNT_REFUSALS:
                     # Refused for this model or resource only (its service not activated on this key's
                     # account, say): another key may have it, and this key still serves other models.
@@ -356,7 +347,7 @@ class UpstreamGenerator:
                     self.set_aside.add(key.name)
                     code, message = _error_of(response)
                     try:
-                        self.on_set_aside(key.name, f"HTTP {response.status_code} {code}")
+                        self.hooks.on_set_aside(key.name, f"HTTP {response.status_code} {code}")
                     except Exception:  # recording it is for the operator's list; the task goes on
                         log.exception("recording that upstream key %s was set aside failed", key.name)
                     continue
@@ -371,10 +362,10 @@ class UpstreamGenerator:
                                          "arrived, so it is not sent again.")
                 if response.status_code == 429:
                     # A rate-limited key yields to the next by priority until its wait is over.
-                    self.cooling[key.name] = self._monotonic() + (_retry_after(response) or delay)
+                    self.cooling[key.name] = self._monotonic() + (_retry_after(response, self._clock()) or delay)
                     if any(self._ready(k) for k in usable):
                         continue
-                delay = _retry_after(response) or delay
+                delay = _retry_after(response, self._clock()) or delay
                 log.info("upstream create of %s answered %d; retrying in %.1f s", job.task_id,
                          response.status_code, delay)
             self._wait(delay, is_cancelled)
@@ -382,22 +373,25 @@ class UpstreamGenerator:
 
     # ---------- cancel ----------
 
-    def cancel_queued(self, state: dict[str, Any]) -> bool:
-        """Cancel the upstream task of a checkpointed state if it still waits in the upstream's queue;
-        True only when the upstream then shows it `cancelled`. The upstream's DELETE of a finished task
-        deletes its record and answers 200 too (and that task is billed), so DELETE is sent only to a
-        task the upstream shows `queued`, and its 200 is believed only once the task reads `cancelled`.
-        Any doubt (no answer, another status) is False: the task goes on and is settled when it ends."""
-        upstream_id = state.get("upstream_id")
-        if not upstream_id or state.get("upstream_succeeded"):
+    def cancel_queued(self, state: UpstreamCheckpoint | Mapping[str, Any]) -> bool:
+        """Cancel the upstream task of a checkpoint (or its stored JSON object) if it still waits in
+        the upstream's queue; True only when the upstream then shows it `cancelled`. The upstream's
+        DELETE of a finished task deletes its record and answers 200 too (and that task is billed), so
+        DELETE is sent only to a task the upstream shows `queued`, and its 200 is believed only once the
+        task reads `cancelled`. Any doubt (no answer, another status) is False: the task goes on and is
+        settled when it ends."""
+        if not isinstance(state, UpstreamCheckpoint):
+            state = UpstreamCheckpoint.from_dict(state)
+        upstream_id = state.upstream_id
+        if upstream_id is None or state.upstream_succeeded:
             return False
         try:
-            key = self._key(state.get("key"))
+            key = self._key(state.key)
             if (self._get(upstream_id, key) or {}).get("status") != TaskStatus.QUEUED:
                 return False
-            started = time.monotonic()
+            started = self._monotonic()
             response = self.http.delete(f"{self.base_url}{TASKS_PATH}/{upstream_id}", headers=self._headers(key))
-            self.observe("delete", str(response.status_code), time.monotonic() - started)
+            self.hooks.observe("delete", str(response.status_code), self._monotonic() - started)
             if response.status_code != 200:
                 return False
             status = (self._get(upstream_id, key) or {}).get("status")
@@ -408,28 +402,26 @@ class UpstreamGenerator:
             log.error("upstream task %s answered DELETE but reads %s, not cancelled", upstream_id, status)
         return status == TaskStatus.CANCELLED
 
-    def bills(self, state: dict[str, Any]) -> bool | None:
-        """Whether the upstream bills the task of a checkpointed state that ended here without its
-        result (the sweep adds `ended_at`, when it ended here): False when the upstream ended it
-        unbilled (failed, expired, cancelled there), it is cancelled now while it still waits there,
-        or the upstream says it has no such task (a 404 past the lag of its index); True when it ran
-        or runs there (a run is billed once it succeeds: its estimate is counted), or when nothing
-        can be asked any more (its key removed); None while the upstream does not answer, or its 404
-        may still be that lag (ask again later)."""
-        if state.get("upstream_succeeded"):
+    def bills(self, state: UpstreamCheckpoint, ended_at: float | None) -> bool | None:
+        """Whether the upstream bills the task of a checkpoint that ended here (at `ended_at`) without
+        its result: False when the upstream ended it unbilled (failed, expired, cancelled there), it is
+        cancelled now while it still waits there, or the upstream says it has no such task (a 404 past
+        the lag of its index); True when it ran or runs there (a run is billed once it succeeds: its
+        estimate is counted), or when nothing can be asked any more (its key removed); None while the
+        upstream does not answer, or its 404 may still be that lag (ask again later)."""
+        if state.upstream_succeeded:
             return True
-        if state.get("upstream_ended"):
+        if state.upstream_ended:
             return False
-        upstream_id = state.get("upstream_id")
-        if not upstream_id:
+        upstream_id = state.upstream_id
+        if upstream_id is None:
             return None
         try:
-            record = self._get(upstream_id, self._key(state.get("key")))
+            record = self._get(upstream_id, self._key(state.key))
         except UpstreamNotFound:
             # Its create was answered before the task ended here (an orphan's, after: its own time).
-            since = state.get("created_at") or state.get("ended_at")
-            if not state.get("upstream_missing") and isinstance(since, int | float) \
-                    and self.clock() - since < NOT_FOUND_GRACE_S:
+            since = state.created_at or ended_at
+            if not state.upstream_missing and since is not None and self._clock() - since < NOT_FOUND_GRACE_S:
                 return None  # maybe not in the upstream's index yet: asked again next sweep
             # A task the upstream says it does not have did not run there, as far as anyone can tell.
             log.warning("the upstream has no task %s: its reservation is released", upstream_id)
@@ -504,9 +496,12 @@ class UpstreamGenerator:
         with the key (made now if the last is older than `list_interval`); a GET only for a task
         the last LIST did not show. None when nothing newer could be read."""
         never = float("-inf")
-        with self._lock:
+        ids: list[str] = []
+        listed_tier = tier
+        with self._lock:  # only to choose: the LIST itself is sent with the lock free
             now = self._monotonic()
             if now - self._listed_at.get(key.name, never) >= self.list_interval:
+                # Taken now, so no other render of this key lists while this LIST is on its way.
                 self._listed_at[key.name] = now
                 groups = {g for g in self._following.values() if g[0] == key.name} or {(key.name, tier)}
                 group = min(groups, key=lambda g: (self._group_listed_at.get(g, never), g != (key.name, tier)))
@@ -514,10 +509,15 @@ class UpstreamGenerator:
                 ids = sorted((i for i, g in self._following.items() if g == group),
                              key=lambda i: self._id_listed_at.get(i, never))[:LIST_MAX_IDS]
                 self._id_listed_at.update(dict.fromkeys(ids, now))
-                listed = self._list(ids, key, group[1])
-                if listed is not None:
-                    self._latest.update(listed)
-                    self._unseen.update(i for i in ids if i not in listed)
+                listed_tier = group[1]
+        if ids:
+            listed = self._list(ids, key, listed_tier)
+            if listed is not None:
+                with self._lock:
+                    # Only tasks still followed: one whose render ended meanwhile is kept no more.
+                    self._latest.update((i, r) for i, r in listed.items() if i in self._following)
+                    self._unseen.update(i for i in ids if i not in listed and i in self._following)
+        with self._lock:
             record = self._latest.get(upstream_id)
             unseen = upstream_id in self._unseen
             self._unseen.discard(upstream_id)
@@ -528,13 +528,13 @@ class UpstreamGenerator:
     def _list(self, ids: list[str], key: UpstreamKey, tier: str) -> dict[str, dict[str, Any]] | None:
         params = [("filter.task_ids", i) for i in ids] + [("page_size", str(len(ids))),
                                                            ("filter.service_tier", tier)]
-        started = time.monotonic()
+        started = self._monotonic()
         try:
             response = self.http.get(self.base_url + TASKS_PATH, params=params, headers=self._headers(key))
         except httpx.TransportError:
-            self.observe("list", "transport_error", time.monotonic() - started)
+            self.hooks.observe("list", "transport_error", self._monotonic() - started)
             return None
-        self.observe("list", str(response.status_code), time.monotonic() - started)
+        self.hooks.observe("list", str(response.status_code), self._monotonic() - started)
         if response.status_code != 200:
             return None
         body = _json_object(response)
@@ -549,14 +549,14 @@ class UpstreamGenerator:
         return {item["id"]: item for item in items or [] if item.get("id") in ids}
 
     def _get(self, upstream_id: str, key: UpstreamKey) -> dict[str, Any] | None:
-        started = time.monotonic()
+        started = self._monotonic()
         try:
             response = self.http.get(f"{self.base_url}{TASKS_PATH}/{upstream_id}", headers=self._headers(key))
         except httpx.TransportError as exc:
-            self.observe("get", "transport_error", time.monotonic() - started)
+            self.hooks.observe("get", "transport_error", self._monotonic() - started)
             log.info("reading upstream task %s failed (%s); trying again", upstream_id, type(exc).__name__)
             return None
-        self.observe("get", str(response.status_code), time.monotonic() - started)
+        self.hooks.observe("get", str(response.status_code), self._monotonic() - started)
         if response.status_code == 404:
             raise UpstreamNotFound(NOT_FOUND, f"The upstream has no task {upstream_id} (HTTP 404).")
         if response.status_code != 200:
@@ -669,8 +669,8 @@ def _redirect_target(url: str, what: str, inputs: InputResolver | None) -> netgu
         raise UpstreamFailed(UPSTREAM_RESULT_INVALID, f"The upstream's {what} URL redirected to a URL that is "
                              "not http(s).")
     try:
-        return netguard.pinned(url, bool(getattr(inputs, "allow_loopback", False)),
-                               bool(getattr(inputs, "allow_private", False)))
+        return netguard.pinned(url, inputs is not None and inputs.allow_loopback,
+                               inputs is not None and inputs.allow_private)
     except netguard.HostLookupError as exc:
         if isinstance(exc.__cause__, OSError):  # the name does not resolve now: maybe later
             raise _NotNow("a redirect's host does not resolve") from exc
@@ -712,8 +712,7 @@ def _audio_of(record: dict[str, Any], job: RenderJob) -> bool:
 
 def inputs_own_result(inputs: InputResolver, url: str, where: str) -> bool:
     """Whether a URL is one of this service's own results (only the service's resolver knows)."""
-    own = getattr(inputs, "own_result", None)
-    return bool(url) and own is not None and own(url, where) is not None
+    return bool(url) and isinstance(inputs, ServiceInputResolver) and inputs.own_result(url, where) is not None
 
 
 class _Undecodable(Exception):
@@ -766,8 +765,8 @@ def _error_of(response: httpx.Response) -> tuple[str, str]:
             error.get("message") or f"HTTP {response.status_code}")
 
 
-def _retry_after(response: httpx.Response) -> float | None:
+def _retry_after(response: httpx.Response, now: float) -> float | None:
     """The upstream's wait, at most CREATE_BACKOFF_MAX_S; None (back off as usual) for no usable header.
     A bare float() took NaN, which cooled a key for good, and a negative value, which retried at once."""
-    seconds = parse_retry_after(response.headers, time.time())
+    seconds = parse_retry_after(response.headers, now)
     return None if seconds is None else min(seconds, CREATE_BACKOFF_MAX_S)

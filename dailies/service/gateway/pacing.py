@@ -28,16 +28,22 @@ the transit times. (Only while a create waits for its answer does it count from 
 from __future__ import annotations
 
 import functools
+import logging
+import threading
+from collections.abc import Callable
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from dailies.service.db import locks
 from dailies.service.db.tables import upstream_creates
+from dailies.service.db.writer import Writer
 from dailies.service.settings import UPSTREAM_RPM_WINDOW_MAX
 
 # Rows older than this are dropped by the housekeeper whatever their window (settings.py keeps
 # `upstream_rpm_window` under it).
 KEPT_SECONDS = UPSTREAM_RPM_WINDOW_MAX
+
+log = logging.getLogger("dailies.service")
 
 _c = upstream_creates.c
 
@@ -89,3 +95,44 @@ def answered(conn: Connection, key: str, model: str, admitted_at: float, now: fl
 def forget_before(conn: Connection, now: float) -> None:
     """Drop creates older than any window counts (the housekeeper's purge)."""
     conn.execute(delete(upstream_creates).where(_c.at < now - KEPT_SECONDS))
+
+
+class _Admitted(threading.local):
+    """Per render thread: when its admitted create counts from, until the upstream answers it."""
+
+    at: float | None = None
+
+
+class Pacer:
+    """A gateway's `GatewayHooks.admit` and `answered`, in one service process: each admission in a
+    write transaction of its own (`writer`), and the render thread's admitted create remembered
+    until its answer moves it."""
+
+    def __init__(self, writer: Writer, limit: int, window: float, clock: Callable[[], float]) -> None:
+        self.writer = writer
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self._admitted = _Admitted()
+
+    def admit(self, key_name: str, model: str) -> float:
+        """One upstream create of this key and model counted against `limit` in any `window`: 0 to
+        go, else the seconds to wait."""
+        now = self.clock()
+        with self.writer.begin() as conn:
+            wait = admit(conn, key_name, model, self.limit, self.window, now)
+        if wait == 0:
+            self._admitted.at = now  # this render thread's create: `answered` moves it
+        return wait
+
+    def answered(self, key_name: str, model: str) -> None:
+        """The upstream answered the create this thread was admitted for: it counts from now."""
+        admitted_at = self._admitted.at
+        if admitted_at is None:
+            return
+        self._admitted.at = None
+        try:
+            with self.writer.begin() as conn:
+                answered(conn, key_name, model, admitted_at, self.clock())
+        except Exception as exc:  # the create went; its row keeps the earlier time
+            log.warning("recording when the upstream answered a create failed: %s", exc)

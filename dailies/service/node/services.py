@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-from functools import lru_cache, partial
+from functools import lru_cache
 
 from sqlalchemy import Connection, Row, text
 
@@ -23,8 +22,8 @@ from dailies.service.billing import budgets
 from dailies.service.callbacks.delivery import CallbackQueue
 from dailies.service.callers import Caller
 from dailies.service.db.engine import is_postgres, make_engine
-from dailies.service.gateway import callbacks as upstream_callbacks
-from dailies.service.gateway import pacing as upstream_pacing
+from dailies.service.gateway.checkpoint import UpstreamCheckpoint
+from dailies.service.gateway.wiring import Gateway, GatewayFactory, build_gateway
 from dailies.service.node.slots import WorkerPool
 from dailies.service.runtime.breakers import Health
 from dailies.service.runtime.faults import Dependency
@@ -34,7 +33,7 @@ from dailies.service.settings import Settings, key_options_from_environment, key
 from dailies.service.storage.files import ResultFiles
 from dailies.service.storage.opener import open_storage
 from dailies.service.storage.signing import UrlSigner, load_or_create_secret
-from dailies.service.tasks.actions import TaskService, upstream_may_bill
+from dailies.service.tasks.actions import TaskService
 from dailies.service.tasks.records import build_record
 from dailies.service.tasks.store import TaskStore
 from dailies.spec.models import TaskRecord
@@ -47,7 +46,11 @@ log = logging.getLogger("dailies.service")
 class Services:
     """Reachable from routes as `request.app.state.services`."""
 
-    def __init__(self, settings: Settings, generator: Generator | None = None) -> None:
+    def __init__(self, settings: Settings, generator: Generator | None = None,
+                 gateway: GatewayFactory | None = None) -> None:
+        """`generator`: another renderer than the preview's. Without one, `settings.upstream_url` makes
+        the service a gateway, whose forwarding generator is made here with this service's hooks
+        (`gateway`: made by that factory instead, as tests give their own transport and clocks)."""
         self.settings = settings
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.engine = make_engine(settings.database)
@@ -74,32 +77,25 @@ class Services:
         self.metrics.render_slots.set(settings.workers)
         self.health = Health({Dependency.DATABASE: self._probe_database, Dependency.STORAGE: self.storage.probe},
                              on_change=self._dependency_changed, on_error=self.metrics.dependency_error)
-        self.wakeups = Wakeups(self.engine, settings)
+        self.store = TaskStore(self.engine, on_change=self._task_changed)
+        # Prices: the built-in table, or an operator's file over it (DAILIES_PRICES_FILE, docs/prices.md).
+        self.prices = prices_from_env()
+        self.gateway: Gateway | None = None
+        if gateway is not None or (generator is None and settings.upstream_url):
+            self.gateway = build_gateway(settings, self.engine, self.store, self.metrics, self.signer, gateway)
+        self.generator: Generator = self.gateway.generator if self.gateway else generator or _preview()
+        self.wakeups = Wakeups(self.engine, settings,
+                               on_upstream=self.gateway.generator.wake if self.gateway else None)
         self.callbacks = CallbackQueue(
             self.engine, settings,
             record_for=lambda row: build_record(row, self.storage, settings.public_url),
             secret_for=self.webhook_secret, wakeups=self.wakeups, metrics=self.metrics,
         )
-        self.store = TaskStore(self.engine, on_change=self._task_changed)
-        # Prices: the built-in table, or an operator's file over it (DAILIES_PRICES_FILE, docs/prices.md).
-        self.prices = prices_from_env()
-        self.generator = generator or _generator_for(settings, self.engine)
-        if hasattr(self.generator, "observe"):
-            self.generator.observe = self.metrics.upstream_call
-            self.generator.admit = self._admit_upstream_create
-            self.generator.answered = self._upstream_answered
-            self.generator.orphaned = self._keep_orphan
-            self._admitted = threading.local()
-            self.metrics.upstream_keys_set_aside.set_function(lambda: len(self.generator.set_aside))
-            self.wakeups.on_upstream = self.generator.wake
-            if settings.upstream_callback_url:
-                self.generator.callback_url_for = partial(
-                    upstream_callbacks.callback_url, settings.upstream_callback_url, signer=self.signer)
         self.tasks = TaskService(settings, self.store, self.storage, self.prices,
-                                 cancel_upstream=getattr(self.generator, "cancel_queued", None),
+                                 forwarding=self.gateway.tasks if self.gateway else None,
                                  billed_model=self._billed_model)
         self.workers = WorkerPool(settings, self.store, self.generator, self.storage, self.wakeups, self.health,
-                                  self.metrics)
+                                  self.metrics, gateway=self.gateway.generator if self.gateway else None)
         self.tasks.health = self.health
 
     def _task_changed(self, conn: Connection, row: Row) -> None:
@@ -110,16 +106,11 @@ class Services:
             self.wakeups.announce(conn, TASKS_CHANNEL)
         elif row.status in TERMINAL:
             self.metrics.task_ended(conn, row.status, row.error_code)  # once committed
-            state = json.loads(row.generator_state) if row.generator_state else {}
-            if row.status == TaskStatus.SUCCEEDED:
-                budgets.settle(conn, row.id, self._actual_cost(row), self.settings.clock(), state.get("key"))
-            elif state.get("upstream_succeeded"):
-                # The upstream made (and billed) it, then its results could not be taken here: its
-                # usage is not read again, so the estimate of what was asked is what it cost.
-                budgets.settle_at_estimate(conn, row.id, self.settings.clock(), state.get("key"))
-            elif row.status == TaskStatus.CANCELLED or not upstream_may_bill(state):
-                budgets.release(conn, row.id, self.settings.clock())
-            # Else the upstream may bill it: held until it says (WorkerPool._settle_upstream_holds).
+            # What the upstream may bill (a gateway's checkpoint says; none without one): the ledger decides.
+            state = UpstreamCheckpoint.from_json(row.generator_state)
+            budgets.on_status_change(conn, row.id, row.status, self.settings.clock(),
+                                     actual=lambda: self._actual_cost(row), bill=state.bill,
+                                     upstream_key=state.key)
 
     def _actual_cost(self, row: Row) -> Cost | NoPrice:
         """What a succeeded task cost: its record's usage at the model's price (with or without a
@@ -136,41 +127,7 @@ class Services:
     def _billed_model(self, model_id: str) -> str:
         """The id a task of this model is billed as: on a gateway, the upstream region's (a member's
         Volcengine id runs on BytePlus as its BytePlus id, billed in USD, not at the CNY price)."""
-        return billed_model(model_id, getattr(self.generator, "region", None))
-
-    def _admit_upstream_create(self, key_name: str, model: str) -> float:
-        """One upstream create of this key and model counted against `upstream_rpm` in any
-        `upstream_rpm_window` (sliding, in the database, so every worker shares it): 0 to go, else
-        the seconds to wait."""
-        now = self.settings.clock()
-        with self.store.write.begin() as conn:
-            wait = upstream_pacing.admit(conn, key_name, model, self.settings.upstream_rpm,
-                                         self.settings.upstream_rpm_window, now)
-        if wait == 0:
-            self._admitted.at = now  # this render thread's create: `_upstream_answered` moves it
-        return wait
-
-    def _upstream_answered(self, key_name: str, model: str) -> None:
-        """The upstream answered the create this thread was admitted for: it counts from now."""
-        admitted_at = getattr(self._admitted, "at", None)
-        if admitted_at is None:
-            return
-        self._admitted.at = None
-        try:
-            with self.store.write.begin() as conn:
-                upstream_pacing.answered(conn, key_name, model, admitted_at, self.settings.clock())
-        except Exception as exc:  # the create went; its row keeps the earlier time
-            log.warning("recording when the upstream answered a create failed: %s", exc)
-
-    def _keep_orphan(self, task_id: str, state: dict) -> None:
-        """An upstream task created for a task that ended here meanwhile: its id is kept with the
-        task, so the sweep cancels it there or counts what it costs (it would run unowned)."""
-        log.warning("task %s ended here while its upstream create was answered (%s): kept to cancel or count",
-                    task_id, state.get("upstream_id"))
-        try:
-            self.store.keep_ended_upstream_state(task_id, json.dumps(state))
-        except Exception:  # the reservation stays held; the sweep counts it at its estimate
-            log.exception("keeping the upstream task of %s failed", task_id)
+        return billed_model(model_id, self.gateway.generator.region if self.gateway else None)
 
     def _probe_database(self) -> None:
         with self.engine.connect() as conn:
@@ -196,9 +153,10 @@ class Services:
 
     def info(self) -> dict:
         """What `/dailies/v1/service` answers: local preview or gateway, and the upstream's health."""
-        gateway = getattr(self.generator, "info", None)
-        return {"mode": "gateway" if gateway else "preview",
-                "upstream": {**gateway(), "concurrency": self.settings.upstream_concurrency} if gateway else None}
+        if self.gateway is None:
+            return {"mode": "preview", "upstream": None}
+        return {"mode": "gateway",
+                "upstream": {**self.gateway.generator.info(), "concurrency": self.settings.upstream_concurrency}}
 
     def describe(self) -> str:
         """Where this process works, for its first log line (without the database password)."""
@@ -238,22 +196,7 @@ def _api_keys_after_renaming_legacy_projects(settings: Settings, engine) -> dict
     return api_keys
 
 
-def _generator_for(settings: Settings, engine) -> Generator:
-    """The preview renderer, or with an upstream URL the forwarding generator (a gateway), with the
-    upstream keys of the environment first, then those stored in the database by priority."""
-    if settings.upstream_url:
-        from dailies.service.gateway import keys as upstream_keys
-        from dailies.service.gateway.forwarding import UpstreamGenerator, UpstreamKey
-
-        given = list(settings.upstream_keys)
-        names = {k.name for k in given}
-        stored = [UpstreamKey(name, key) for name, key in upstream_keys.load(engine) if name not in names]
-        poll = {}
-        if settings.upstream_poll:
-            poll = dict(zip(("poll_first", "poll_max"), settings.upstream_poll, strict=True))
-        generator = UpstreamGenerator(settings.upstream_url, given + stored, timeout=settings.upstream_timeout, **poll)
-        generator.on_set_aside = lambda name, why: upstream_keys.mark_set_aside(engine, name, why)
-        return generator
-    from dailies.generator import PreviewGenerator
+def _preview() -> Generator:
+    from dailies.generator import PreviewGenerator  # PyAV and Pillow: loaded only by a service that renders
 
     return PreviewGenerator()

@@ -39,8 +39,9 @@ from sqlalchemy import Row
 from dailies import log_format
 from dailies.generator.inputs import InputError
 from dailies.generator.protocol import Generator, RenderCancelled, RenderJob, RenderPostponed, RenderResult
-from dailies.service.billing import budgets
+from dailies.service.gateway import holds as upstream_holds
 from dailies.service.gateway import pacing as upstream_pacing
+from dailies.service.gateway.forwarding import UpstreamGenerator
 from dailies.service.runtime.breakers import Health
 from dailies.service.runtime.faults import (
     RESULT_STORAGE_REJECTED,
@@ -58,7 +59,7 @@ from dailies.service.settings import Settings
 from dailies.service.storage import deletions as file_deletions
 from dailies.service.storage.own_results import ServiceInputResolver
 from dailies.service.storage.results import LAST_FRAME_NAME, VIDEO_NAME, ResultStorage
-from dailies.service.tasks.actions import delete_files, upstream_may_bill
+from dailies.service.tasks.actions import delete_files
 from dailies.service.tasks.store import TaskStore
 from dailies.spec.models import CreateTaskRequest
 from dailies.spec.statuses import TaskStatus
@@ -70,12 +71,8 @@ RETRY_FIRST_DELAY = 0.5
 RETRY_MAX_DELAY = 5.0
 # An upload not done after this long has the bucket probed (short timeouts) beside it: see _put_watched.
 UPLOAD_PROBE_AFTER_S = 10.0
-# A gateway's task that ended here with its create sent and never answered (nor its id learned since):
-# this long after its end the upstream most likely made it, and its estimate is counted (HTTP timeout: 30 s).
-UNANSWERED_CREATE_S = 300.0
-# An upstream that does not answer about a task that ended here is asked each sweep for this long;
-# then its estimate is counted rather than the task held for ever.
-UPSTREAM_SILENT_S = 6 * 3600.0
+# What a member's record names when a render fails for no reason of the task's own, without a gateway.
+PREVIEW_ROLE = "The preview renderer"
 
 log = logging.getLogger("dailies.workers")
 
@@ -124,10 +121,13 @@ class _GiveUp(Exception):
 class WorkerPool:
     def __init__(self, settings: Settings, store: TaskStore, generator: Generator, storage: ResultStorage,
                  wakeups: Wakeups | None = None, health: Health | None = None,
-                 metrics: Metrics | None = None) -> None:
+                 metrics: Metrics | None = None, gateway: UpstreamGenerator | None = None) -> None:
+        """`gateway`: the generator when it forwards to an upstream (its keys cap claims; the sweep
+        asks it about the cost of tasks that ended here while handed over)."""
         self.settings = settings
         self.store = store
         self.generator = generator
+        self.gateway = gateway
         self.storage = storage
         self.wakeups = wakeups or Wakeups(store.engine, settings)
         self.health = health or Health({Dependency.DATABASE: lambda: None, Dependency.STORAGE: storage.probe})
@@ -214,8 +214,8 @@ class WorkerPool:
         """A gateway's cap on tasks running upstream per model: its concurrency times its keys."""
         if not self.settings.upstream_url:
             return None
-        # The generator's keys: the environment's and those stored in the database (`dailies upstream add`).
-        keys = getattr(self.generator, "keys", None) or self.settings.upstream_keys
+        # The gateway's keys: the environment's and those stored in the database (`dailies upstream add`).
+        keys = self.gateway.keys if self.gateway is not None else self.settings.upstream_keys
         return self.settings.upstream_concurrency * max(1, len(keys))
 
     def run_one(self, row: Row, worker_id: str, lost: threading.Event | None = None) -> None:
@@ -275,7 +275,7 @@ class WorkerPool:
                 self._persist(row, lost, lambda: self.store.release(row.id, worker_id, clock()), stopping_ok=True)
                 return
             log.exception("render of %s failed", row.id)
-            message = unexpected_failure(self.generator, exc)
+            message = unexpected_failure(self.gateway.role if self.gateway is not None else PREVIEW_ROLE, exc)
             self._persist(row, lost, lambda: self.store.fail(row.id, worker_id, clock(), "InternalServiceError",
                                                              message))
             return
@@ -455,7 +455,8 @@ class WorkerPool:
         """One pass of housekeeping; also callable directly (tests, startup)."""
         now = self.settings.clock()
         self.store.expire_overdue(now)
-        self._settle_upstream_holds(now)
+        if self.gateway is not None:
+            upstream_holds.settle_holds(self.store, self.gateway, now, self.settings.clock)
         # Right after the database came back, heartbeats that could not be written while it was
         # down look stale: give every worker `stale_after` to beat again before taking its tasks.
         if self.health[Dependency.DATABASE].up_for() >= self.settings.stale_after:
@@ -484,48 +485,6 @@ class WorkerPool:
             file_deletions.forget(conn, task_ids)
         log.info("files of %d deleted task(s) deleted", len(task_ids))
 
-    def _settle_upstream_holds(self, now: float) -> None:
-        """A gateway's task that failed or expired here while the upstream may bill it
-        (tasks.upstream_may_bill): released when the upstream ended it unbilled or it is cancelled
-        there now (still queued), its estimate spent when the upstream ran it. A create never
-        answered (nor its id learned since) counts as made `UNANSWERED_CREATE_S` after the end; an
-        upstream that does not answer is asked again each sweep, for `UPSTREAM_SILENT_S` at most.
-        Each task on its own, so one that fails does not hold up the others; once the upstream does
-        not answer, the sweep asks it no more (each unanswered read may take the HTTP timeout, and the
-        housekeeper also expires and requeues tasks)."""
-        bills = getattr(self.generator, "bills", None)
-        if bills is None:
-            return
-        upstream_silent = False
-        for row in self.store.ended_holding_reservations():
-            state = json.loads(row.generator_state)
-            ended_at = row.finished_at or row.updated_at
-            ended_for = now - ended_at
-            try:
-                if not upstream_may_bill(state) and not state.get("upstream_succeeded"):
-                    billed: bool | None = False
-                elif state.get("upstream_id") or state.get("upstream_succeeded"):
-                    # When it ended tells the generator how old its upstream task is at least (a 404
-                    # soon after the create may be the upstream's lag, not a task it does not have).
-                    billed = None if upstream_silent else bills({**state, "ended_at": ended_at})
-                    upstream_silent = billed is None
-                    if billed is None and ended_for >= UPSTREAM_SILENT_S:
-                        billed = True
-                else:  # sent and never answered: the upstream most likely made it
-                    billed = True if ended_for >= UNANSWERED_CREATE_S else None
-                if billed is None:
-                    continue
-                with self.store.write.begin() as conn:
-                    if billed:
-                        budgets.settle_at_estimate(conn, row.id, self.settings.clock(), state.get("key"))
-                    else:
-                        budgets.release(conn, row.id, self.settings.clock())
-            except Exception as exc:
-                if database_unreachable(exc):
-                    raise  # the housekeeper waits for the database; the next sweep takes it again
-                log.warning("the cost of ended %s was not settled (tried again next sweep): %s",
-                            row.id, describe(exc))
-
     def _housekeeper(self) -> None:
         streak = Streak(log, "housekeeping")
         while not self.stop_event.is_set():
@@ -541,11 +500,10 @@ class WorkerPool:
             self.stop_event.wait(delay)
 
 
-def unexpected_failure(generator: Generator, exc: BaseException) -> str:
+def unexpected_failure(what: str, exc: BaseException) -> str:
     """What a member's record says of a render that failed for no reason of the task's own: what
-    failed, and the error without a detail that names a file or an address (the server's paths are
-    no member's business; the log has the whole error)."""
-    what = getattr(generator, "role", None) or "The preview renderer"
+    failed (`what`), and the error without a detail that names a file or an address (the server's
+    paths are no member's business; the log has the whole error)."""
     detail = describe(exc)
     if "/" in detail or "\\" in detail:
         detail = f"{type(exc).__name__} (details in the service's log)"

@@ -60,7 +60,8 @@ class Wakeup:
 class Wakeups:
     """The wake-ups of one process (one `Services`): tasks and callbacks."""
 
-    def __init__(self, engine: Engine, settings: Settings) -> None:
+    def __init__(self, engine: Engine, settings: Settings,
+                 on_upstream: Callable[[str], object] | None = None) -> None:
         self.engine = engine
         self.notifies = is_postgres(engine)
         self.tasks = Wakeup()
@@ -70,7 +71,7 @@ class Wakeups:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         # Told of an upstream task's callback (its upstream id): a gateway's generator wakes its follower.
-        self.on_upstream: Callable[[str], object] = lambda upstream_id: None
+        self.on_upstream: Callable[[str], object] = on_upstream or (lambda upstream_id: None)
 
     def announce(self, conn: Connection, channel: str) -> None:
         """Called inside the transaction that made the work."""

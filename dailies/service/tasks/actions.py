@@ -9,6 +9,7 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy import Row
 
@@ -55,18 +56,37 @@ class ResolvedModel:
     model_id: str
 
 
+class Forwarding(Protocol):
+    """What a gateway adds to the task rules (gateway/forwarded.py); a service that renders its
+    tasks itself has none."""
+
+    def handed_over(self, row: Row) -> bool:
+        """Whether the task was created upstream."""
+        ...
+
+    def cancel_upstream(self, row: Row) -> bool:
+        """Cancel it upstream if it still waits there; True once the upstream shows it cancelled."""
+        ...
+
+    def cancel_running(self, project: str, row: Row) -> bool:
+        """A task running here but still queued upstream: cancelled there and here; True if done."""
+        ...
+
+    def final_state(self, draft_row: Row) -> str:
+        """A final's first checkpoint, naming its draft's upstream task (400 without one)."""
+        ...
+
+
 class TaskService:
     def __init__(self, settings: Settings, store: TaskStore, storage: ResultStorage,
-                 prices: tuple[Price, ...] = PRICES,
-                 cancel_upstream: Callable[[dict], bool] | None = None,
+                 prices: tuple[Price, ...] = PRICES, forwarding: Forwarding | None = None,
                  billed_model: Callable[[str], str] = lambda model_id: model_id) -> None:
         self.settings = settings
         self.store = store
         self.storage = storage
         self.prices = prices
         self.health: Health | None = None  # set by Services: a DELETE's storage errors are reported there
-        # A gateway's: cancel a forwarded task still queued upstream (its checkpointed state); True if done.
-        self.cancel_upstream = cancel_upstream
+        self.forwarding = forwarding
         # The model id a task is billed as (a gateway's: the upstream region's id, priced in its
         # currency), which its estimate and its cost are priced at.
         self.billed_model = billed_model
@@ -141,7 +161,8 @@ class TaskService:
             "created_at": int(now),
             "updated_at": int(now),
             "attempts": 0,
-            "generator_state": self._forwarded_final_state(draft_row),
+            "generator_state": (self.forwarding.final_state(draft_row)
+                                if draft_row is not None and self.forwarding is not None else None),
         }
         # The input videos' length is known only once they are read: reserve for the longest the spec
         # allows (2.0 bills their frames too), so concurrent creates cannot pass a budget; the task
@@ -231,17 +252,6 @@ class TaskService:
             raise from_problems([Problem("model", f"the draft was made with {row.model}; the final must use it too")])
         return row
 
-    def _forwarded_final_state(self, draft_row: Row | None) -> str | None:
-        """A gateway's final refers upstream to the draft's upstream task (the upstream keeps the
-        draft, not Dailies' id): what its render starts from."""
-        if draft_row is None or not self.settings.upstream_url:
-            return None
-        upstream_id = json.loads(draft_row.generator_state or "{}").get("upstream_id")
-        if not upstream_id:
-            raise from_problems([Problem("content[0].draft_task.id", f"draft task {draft_row.id} was not made "
-                                         "through this gateway's upstream, so the upstream cannot finalise it")])
-        return json.dumps({"draft_upstream_id": upstream_id})
-
     @staticmethod
     def _final_from_draft(request: CreateTaskRequest, draft_row: Row) -> CreateTaskRequest:
         """The request to render for a final: the draft's inputs and choices, with what the
@@ -273,9 +283,6 @@ class TaskService:
         return seed
 
     # ---------- read ----------
-
-    def _handed_upstream(self, row: Row) -> bool:
-        return self.cancel_upstream is not None and handed_upstream(row)
 
     def record(self, row: Row, base_url: str) -> dict:
         return build_record(row, self.storage, base_url)
@@ -321,21 +328,21 @@ class TaskService:
         """Cancel `row` if it waits (queued here, or a gateway's task still queued upstream): (whether
         it was cancelled, the row as it is now)."""
         task_id = row.id
-        if row.status == TaskStatus.QUEUED and self._handed_upstream(row):
+        forwarding = self.forwarding
+        if row.status == TaskStatus.QUEUED and forwarding is not None and forwarding.handed_over(row):
             # Queued here again after it was handed over (a worker stopped, a download postponed): the
             # upstream has it, and cancelling it here alone would leave it running (and billed) there.
-            if not self.cancel_upstream(json.loads(row.generator_state)):
+            if not forwarding.cancel_upstream(row):
                 raise ApiError(409, "InvalidAction.RunningTaskDeletion",
                                f"The task {task_id} has started at the provider and cannot be cancelled.", "id")
         if row.status == TaskStatus.QUEUED:
             if self.store.cancel(project, task_id, self.now()) is not None:
                 return True, row
             row = self.get(project, task_id)  # it started or ended meanwhile
-        if row.status == TaskStatus.RUNNING and self.cancel_upstream is not None and row.generator_state:
+        if row.status == TaskStatus.RUNNING and forwarding is not None:
             # A gateway's task is "running" here from the moment it is handed over, but it may still
             # wait in the upstream's queue, where it can be cancelled like a task queued here.
-            if self.cancel_upstream(json.loads(row.generator_state)) and \
-                    self.store.cancel_forwarded(project, task_id, self.now()) is not None:
+            if forwarding.cancel_running(project, row):
                 return True, row
             row = self.get(project, task_id)
         return False, row
@@ -366,21 +373,6 @@ def delete_files(store, storage, task_ids: list[str], now: float, quick: bool = 
                 file_deletions.remember(conn, task_ids, now)
         except Exception as again:  # the database too: a bucket lifecycle rule is the last resort
             log.error("files of deleted task(s) %s could not be remembered either: %s", task_ids, describe(again))
-
-
-def handed_upstream(row: Row) -> bool:
-    """Whether a gateway's task was created upstream (its checkpoint has the upstream's id)."""
-    return bool(row.generator_state) and bool(json.loads(row.generator_state).get("upstream_id"))
-
-
-def upstream_may_bill(state: dict) -> bool:
-    """Whether the upstream may bill a gateway's task that failed or expired here, by its checkpoint:
-    it was created there and did not end there (a worker lost it three times, it expired here while
-    running there), or its create was sent and never answered. Such a task's reservation is held
-    until the upstream says (WorkerPool settles or releases it), never released for nothing."""
-    if state.get("upstream_ended"):
-        return False
-    return bool(state.get("upstream_id")) or state.get("phase") == "creating"
 
 
 def _adaptive_image_size(request: CreateTaskRequest) -> tuple[int, int] | None:

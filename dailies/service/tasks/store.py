@@ -54,7 +54,6 @@ from dailies.service.db.tables import (
     callback_attempts,
     callback_events,
     idempotency,
-    ledger,
     tasks,
 )
 from dailies.service.db.writer import writer
@@ -459,28 +458,6 @@ class TaskStore:
             if row is not None:
                 expired.append(row)
         return expired
-
-    def ended_holding_reservations(self) -> list[Row]:
-        """Failed and expired tasks with a checkpoint whose cost is still reserved: a gateway's tasks
-        the upstream may bill (tasks.upstream_may_bill), settled or released once it says. Read from
-        the database on every sweep, so a settle that failed (a database blip, a process stopped
-        between the end and the settle) is done by a later one."""
-        with self.engine.connect() as conn:
-            return list(conn.execute(
-                select(*tasks.c).join(ledger, ledger.c.task_id == tasks.c.id)
-                .where(tasks.c.status.in_((TaskStatus.EXPIRED, TaskStatus.FAILED)),
-                       tasks.c.generator_state.is_not(None), ledger.c.state == "reserved")
-                .order_by(tasks.c.finished_at)
-            ).all())
-
-    def keep_ended_upstream_state(self, task_id: str, state: str) -> bool:
-        """The checkpoint of a task that ended here (failed, expired) while its render still learned
-        something of the upstream (the id of a task its create made): kept while its cost is held."""
-        with self.write.begin() as conn:
-            return conn.execute(
-                update(tasks).where(tasks.c.id == task_id,
-                                    tasks.c.status.in_((TaskStatus.EXPIRED, TaskStatus.FAILED)))
-                .values(generator_state=state).returning(tasks.c.id)).first() is not None
 
     def requeue_stale(self, now: float, stale_after: float, max_attempts: int = L.TASK_ATTEMPTS_MAX) -> list[Row]:
         """Running tasks whose worker stopped beating (killed, crashed) go back to the queue, or

@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     except ModuleNotFoundError as exc:
         extra = extras.extra_of(exc.name, needs)
-        if extra is None:
+        if extra is None or exc.name is None:  # no extra brings a module without a name
             raise
         print(extras.message(args.command, [extra], exc.name), file=sys.stderr)
         return EXIT_REFUSED

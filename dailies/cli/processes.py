@@ -148,9 +148,10 @@ def serve_settings(args: argparse.Namespace):
 
     if args.refuse_loopback_callbacks:
         _say(args, REFUSE_LOOPBACK_DEPRECATED)
+    slots = slots_of(args, None)
     return Settings(
         data_dir=args.data_dir,
-        workers=slots_of(args, default_slots()),
+        workers=slots if slots is not None else default_slots(),
         public_url=args.public_url or f"http://{args.host}:{args.port}",
         allow_loopback_inputs=args.allow_loopback_inputs,
         allow_loopback_callbacks=args.allow_loopback_callbacks,
@@ -167,6 +168,7 @@ def uvicorn_server(app, args: argparse.Namespace):
     (uvicorn's proxy_headers), X-Forwarded-Host too (service/forwarded.py, outside uvicorn's middleware,
     from the same addresses); its own loggers in the log's format."""
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
 
     from dailies.service.api.forwarded import ForwardedHost
 
@@ -174,7 +176,7 @@ def uvicorn_server(app, args: argparse.Namespace):
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", proxy_headers=True,
                             forwarded_allow_ips=args.forwarded_allow_ips,
                             # JSON: no handlers of uvicorn's own; its records reach the root logger's.
-                            **({"log_config": None} if json_log else {}))
+                            log_config=None if json_log else LOGGING_CONFIG)
     config.load()
     config.loaded_app = ForwardedHost(config.loaded_app, config.forwarded_allow_ips)
     return uvicorn.Server(config)

@@ -91,7 +91,7 @@ def key_scope(client: Client, api_key: str):
                      f"({exc or type(exc).__name__}); reading this key's own journal only")
         else:
             return Scope.of_project(client.base_url, who.project, include_unscoped=include_unscoped,
-                                    author=who.member)
+                                    author=who.member or "")
     return Scope.of(client.base_url, api_key, include_unscoped=include_unscoped)
 
 

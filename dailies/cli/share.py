@@ -115,8 +115,10 @@ def _scope(args: argparse.Namespace, client):
                          f"a key of {args.project!r}")
     base_url = client.base_url if client is not None else _base_url(args)
     author = args.as_name or (who.member if who is not None and who.member else "") or getpass.getuser()
-    if args.project or who is not None:
-        return Scope.of_project(base_url, args.project or who.project, author=author)
+    if args.project:
+        return Scope.of_project(base_url, args.project, author=author)
+    if who is not None:
+        return Scope.of_project(base_url, who.project, author=author)
     if api_key:
         return Scope.of(base_url, api_key, author=author)
     raise SystemExit("dailies share: --project P (or an API key of a Dailies service, which names its project)")

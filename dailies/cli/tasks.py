@@ -11,6 +11,7 @@ import mimetypes
 import os
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_args
@@ -137,14 +138,14 @@ def build_body(args: argparse.Namespace) -> dict[str, Any]:
         from ..spec.strict_json import JsonRefused, parse_strict_json
 
         try:
-            body = parse_strict_json(raw)
+            parsed = parse_strict_json(raw)
         except JsonRefused as exc:
             raise CommandRefused(f"--body {args.body}: {exc.message}") from None
-        if not isinstance(body, dict):
+        if not isinstance(parsed, dict):
             # The client takes only an object (anything else was its TypeError, a traceback): said in
             # the words the service answers the same file with.
-            raise CommandRefused(f"--body {args.body}: {check_create_body(body).problems[0].message}")
-        return body
+            raise CommandRefused(f"--body {args.body}: {check_create_body(parsed).problems[0].message}")
+        return parsed
     content: list[dict[str, Any]] = []
     if args.prompt:
         content.append({"type": "text", "text": args.prompt})
@@ -182,9 +183,9 @@ def _summary(task: TaskRecord) -> str:
     return "  ".join(parts)
 
 
-def _progress_waiter(quiet: bool):
+def _progress_waiter(quiet: bool) -> Callable[[TaskRecord], None]:
     started = time.monotonic()
-    last = {"status": None}
+    last: dict[str, str | None] = {"status": None}
 
     def on_update(task: TaskRecord) -> None:
         if quiet:

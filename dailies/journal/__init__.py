@@ -24,14 +24,15 @@ DAILIES_DATABASE_URL / DAILIES_STORAGE, as `dailies dashboard` passes them; "" m
 - the rows: the SQLite file `path` (tables `submissions`, `reviews`, ..., as ever), or, given a
   database URL, tables `journal_submissions`, `journal_reviews`, ... in that database, beside the
   service's own if it is the service's database. The same SQLAlchemy Core statements run on both.
-  Several dashboards may start at once: SQLite creates and migrates in one `BEGIN IMMEDIATE`
-  transaction, PostgreSQL under an advisory lock.
+  Several dashboards may start at once: one runs the journal's migrations (dailies/journal/migrations/,
+  version table `journal_version`), in one `BEGIN IMMEDIATE` transaction on SQLite, under an advisory
+  lock on PostgreSQL; the others find them done.
 - the files (kept copies, stored uploads): folders beside `path`, or, given `s3://bucket/prefix`,
   objects in that bucket (dailies.journal.bucket), so every dashboard of the team plays a copy any
   of them kept. A kept file's row says where it is, so copies kept before a bucket was configured
   keep playing from the folder.
 
-Its parts: `schema` (the tables, the engines, creation and migration), `scope`, `view` (what every
+Its parts: `schema` (the tables, the engine, the migrations), `scope`, `view` (what every
 part stands on: the store, the scope, the reads and writes), `submissions` (batches, submissions),
 `inputs` (the uploads a submission sent, stored once), `records` (the last record seen of each task),
 `reviews` (the per-key verdicts, stars and notes of the previous release), `statuses` (review status per
@@ -49,7 +50,7 @@ from .kept import KeptFile, KeptFilesMixin
 from .preferences import PreferencesMixin
 from .records import RecordsMixin
 from .reviews import VERDICTS, Review, ReviewsMixin
-from .schema import POSTGRES_PREFIX, SCHEMA_VERSION, UNSCOPED
+from .schema import POSTGRES_PREFIX, UNSCOPED
 from .scope import Scope
 from .shares import Share, ShareRefused, SharesMixin
 from .shots import ShotLink, ShotsMixin, group_versions, version_numbers
@@ -69,7 +70,6 @@ __all__ = [
     "thread",
     "DATABASE_ENV",
     "POSTGRES_PREFIX",
-    "SCHEMA_VERSION",
     "STORAGE_ENV",
     "STORED_PREFIX",
     "UNSCOPED",

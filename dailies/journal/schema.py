@@ -1,9 +1,12 @@
 """The journal's tables and where they live: their definitions, the engine (an SQLite file, or
-PostgreSQL), their creation and migration, and the statements that differ between the two databases."""
+PostgreSQL; `service.db.engine.open_engine`, as for the service), their migrations (migrations/
+versions/, run by `service.db.migrate` with a version table of their own, `journal_version`) and the
+statements that differ between the two databases."""
 
 from __future__ import annotations
 
 import threading
+from collections import abc
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -12,8 +15,8 @@ from sqlalchemy import (
     BigInteger,
     Column,
     ColumnElement,
+    Connection,
     Double,
-    Engine,
     Index,
     Integer,
     MetaData,
@@ -22,18 +25,17 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    create_engine,
-    event,
     insert,
     literal_column,
+    text,
 )
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.schema import CreateIndex
 
-from ..service.db import locks
+from ..service.db import locks, migrate
+from ..service.db.engine import is_postgres, open_engine
+from ..service.db.writer import writer
 from .bucket import JournalBucket
 
-SCHEMA_VERSION = 1
 UNSCOPED = ""  # the scope of rows written before scopes existed, and of the unscoped view's writes
 # PostgreSQL tables are named with this prefix, so they never meet the service's in one database.
 POSTGRES_PREFIX = "journal_"
@@ -106,12 +108,10 @@ class Store:
 
     def __init__(self, path: Path, database_url: str, storage: str) -> None:
         self.path = path
-        if database_url.startswith("sqlite:///"):
-            path, database_url = Path(database_url.removeprefix("sqlite:///")), ""
-        self.postgres = bool(database_url)
+        self.engine = open_engine(database_url or path)
+        self.postgres = is_postgres(self.engine)
         self.metadata, self.tables, self._writes = _define(POSTGRES_PREFIX if self.postgres else "", self.postgres)
-        self.engine = _postgres_engine(database_url) if self.postgres else _sqlite_engine(path)
-        self.writer = self.engine.execution_options(write=True)  # BEGIN IMMEDIATE on SQLite
+        self.writer = writer(self.engine)  # BEGIN IMMEDIATE on SQLite, one writer thread at a time
         self.bucket = JournalBucket(storage) if storage else None
         # The record last written per (scope, task id): a page shows the same records run after run,
         # and an unchanged one is not written again.
@@ -119,10 +119,9 @@ class Store:
         # Held across a write of records and the update of `saved_records`, so the two never disagree
         # (two sessions saving one task at once would otherwise leave the older record remembered as written).
         self.saved_records_lock = threading.Lock()
-        if self.postgres:
-            self._create_postgres()
-        else:
-            self._migrate_sqlite()
+        # Several dashboards may start at once: one migrates (under the journal's advisory lock on
+        # PostgreSQL, BEGIN IMMEDIATE on SQLite), the others then find the head and run no DDL.
+        migrate.upgrade(self.engine, JOURNAL, self.writer)
 
     def written(self, table: Table) -> ColumnElement:
         """The order rows were last written in."""
@@ -141,68 +140,54 @@ class Store:
         table = self.tables[name]
         if not self.postgres:
             return insert(table).prefix_with("OR REPLACE")
+        assert self._writes is not None  # PostgreSQL's tables have their sequence
         statement = postgresql.insert(table)
         key = {c.name for c in table.primary_key.columns}
         updates = {c.name: statement.excluded[c.name] for c in table.columns if c.name not in key | {"seq"}}
         return statement.on_conflict_do_update(index_elements=sorted(key),
                                                set_={**updates, "seq": self._writes.next_value()})
 
-    def _create(self, conn) -> None:
-        self.metadata.create_all(conn)
-        # create_all leaves a table that exists alone, indexes included: add those a newer schema declares.
-        for table in self.tables.values():
-            for index in table.indexes:
-                conn.execute(CreateIndex(index, if_not_exists=True))
 
-    def _create_postgres(self) -> None:
-        with self.engine.begin() as conn:
-            # Transaction-scoped: released at commit, with the tables visible to the next dashboard.
-            locks.hold_whole(conn, locks.WholeLock.JOURNAL_SCHEMA)
-            self._create(conn)
-
-    def _migrate_sqlite(self) -> None:
-        # One process creates or migrates (BEGIN IMMEDIATE); the others then find version 1.
-        with self.writer.begin() as conn:
-            if conn.exec_driver_sql("PRAGMA user_version").scalar() < SCHEMA_VERSION:
-                old = set(conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'").scalars())
-                renamed = [name for name in self.tables if name in old]
-                for name in renamed:
-                    # Index names are the database's: the new tables' indexes take the old names.
-                    for index in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'index' AND "
-                                                      "tbl_name = ? AND sql IS NOT NULL", (name,)).scalars().all():
-                        conn.exec_driver_sql(f'DROP INDEX "{index}"')
-                    conn.exec_driver_sql(f"ALTER TABLE {name} RENAME TO {name}_v0")
-                self._create(conn)
-                for name in renamed:
-                    columns = ", ".join(c.name for c in self.tables[name].columns if c.name != "scope")
-                    conn.exec_driver_sql(f"INSERT INTO {name} (scope, {columns}) "
-                                         f"SELECT '{UNSCOPED}', {columns} FROM {name}_v0")
-                    conn.exec_driver_sql(f"DROP TABLE {name}_v0")
-                conn.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            else:
-                self._create(conn)
+_TABLES = frozenset(_define("", False)[1])
 
 
-def _sqlite_engine(path: Path) -> Engine:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 30, "check_same_thread": False})
+def _adopt(conn: Connection, baseline: abc.Sequence[str]) -> bool:
+    """A journal made before versioned migrations (no version table) brought to the first revision."""
+    if conn.dialect.name == "postgresql":
+        if not migrate.table_exists(conn, f"{POSTGRES_PREFIX}submissions"):
+            return False
+        migrate.catch_up(conn, baseline)
+        return True
+    old = set(conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'table'")).scalars()) & _TABLES
+    if not old:
+        return False
+    if not conn.execute(text("PRAGMA user_version")).scalar():  # 0: a file from before scopes
+        _from_version_0(conn, old, baseline)
+    else:
+        migrate.catch_up(conn, baseline)
+    return True
 
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn, _record):
-        dbapi_conn.isolation_level = None  # BEGIN is ours to choose (below)
-        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "busy_timeout=30000"):
-            dbapi_conn.execute(f"PRAGMA {pragma}")
 
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn):
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
+def _from_version_0(conn: Connection, old: set[str], baseline: abc.Sequence[str]) -> None:
+    """A file from before scopes: its tables made again with a scope first in every key, their rows
+    kept in the unscoped scope."""
+    for name in old:
+        # Index names are the database's: the new tables' indexes take the old names.
+        for index in conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = :name "
+                                       "AND sql IS NOT NULL"), {"name": name}).scalars().all():
+            conn.execute(text(f'DROP INDEX "{index}"'))
+        conn.execute(text(f"ALTER TABLE {name} RENAME TO {name}_v0"))
+    migrate.catch_up(conn, baseline)
+    for name in old:
+        columns = ", ".join(row[1] for row in conn.execute(text(f"PRAGMA table_info({name}_v0)")) if row[1] != "scope")
+        conn.execute(text(f"INSERT INTO {name} (scope, {columns}) SELECT '{UNSCOPED}', {columns} FROM {name}_v0"))
+        conn.execute(text(f"DROP TABLE {name}_v0"))
 
-    return engine
 
-
-def _postgres_engine(url: str) -> Engine:
-    # postgresql:// means psycopg 3, and a host gone away fails a statement in about 30 s, as for the service.
-    from dailies.service.db.engine import POSTGRES_CONNECT_ARGS, normalize_url
-
-    return create_engine(normalize_url(url), pool_pre_ping=True, pool_size=5, max_overflow=10,
-                         connect_args=dict(POSTGRES_CONNECT_ARGS))
+JOURNAL = migrate.Schema(
+    name="journal",
+    scripts=Path(__file__).with_name("migrations"),
+    version_table="journal_version",
+    lock=locks.WholeLock.JOURNAL_SCHEMA,
+    adopt=_adopt,
+)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dailies.journal import SCHEMA_VERSION, Journal, Scope, Submission
+from dailies.journal import Journal, Scope, Submission
 from dailies.spec.media import encode_data_url
 
 BASE = "http://127.0.0.1:8000/api/v3"
@@ -154,7 +154,9 @@ def old_file(tmp_path) -> Path:
 def test_a_version_0_file_is_migrated_with_its_rows_unscoped(old_file):
     journal = Journal(old_file)
     db = sqlite3.connect(old_file)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    # At the journal's head revision, and marked as version 1 for the releases before migrations.
+    assert db.execute("SELECT version_num FROM journal_version").fetchall() == [("0001",)]
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
     indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"ix_submissions_batch", "ix_submissions_time"} <= indexes
     assert {r[0] for r in db.execute("SELECT scope FROM submissions UNION SELECT scope FROM kept")} == {""}

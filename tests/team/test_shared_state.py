@@ -10,11 +10,13 @@ import time
 import anyio
 import httpx
 import pytest
-from sqlalchemy import inspect, select
+from sqlalchemy import inspect, select, text
 
 from dailies.service.access import shared_secrets
 from dailies.service.api.app import create_app
 from dailies.service.db.engine import make_engine
+from dailies.service.db.migrate import head
+from dailies.service.db.schema import SERVICE
 from dailies.service.db.tables import api_keys
 from dailies.service.runtime.wakeups import CALLBACKS_CHANNEL, TASKS_CHANNEL, Wakeups
 from dailies.service.settings import Settings
@@ -50,7 +52,7 @@ async def eventually(request, timeout: float = 10.0) -> httpx.Response:
 def test_processes_starting_at_once_create_the_schema_once(team):
     # Six interpreters open the fresh database at the same moment; each makes the schema unless
     # another already holds the lock or has made it.
-    script = "import sys; from dailies.service.db import make_engine; make_engine(sys.argv[1]).dispose()"
+    script = "import sys; from dailies.service.db.engine import make_engine; make_engine(sys.argv[1]).dispose()"
     procs = [subprocess.Popen([sys.executable, "-c", script, team.database_url], stderr=subprocess.PIPE, text=True)
              for _ in range(6)]
     errors = [p.communicate(timeout=120)[1] for p in procs]
@@ -59,6 +61,9 @@ def test_processes_starting_at_once_create_the_schema_once(team):
     try:
         assert {"tasks", "idempotency", "callback_events", "callback_attempts", "api_keys",
                 "project_secrets", "service_secrets"} <= set(inspect(engine).get_table_names())
+        with engine.connect() as conn:  # one version row: the revisions ran once
+            assert conn.execute(select(text("version_num")).select_from(text(SERVICE.version_table))).scalars() \
+                .all() == [head(SERVICE)]
     finally:
         engine.dispose()
 

@@ -9,8 +9,10 @@ writers.
 PostgreSQL (psycopg 3): plain READ COMMITTED transactions; what must not race takes a row lock
 (`FOR UPDATE SKIP LOCKED` claims, in store.py and callbacks.py) or an advisory lock (the schema
 at start, a project's quota and idempotency check). The schema is created or upgraded by whichever
-process finds it missing or outdated, and only then (schema.py); a process that finds it current
+process finds it missing or outdated, and only then (migrate.py); a process that finds it current
 runs no DDL, so starting never gets in the way of writers.
+
+`open_engine` is the engine alone, for any schema (the journal's too); `make_engine` adds the service's.
 """
 
 from __future__ import annotations
@@ -40,7 +42,14 @@ def is_postgres(engine: Engine) -> bool:
 
 
 def make_engine(database: Path | str) -> Engine:
-    """An engine with the schema in place: a Path is a SQLite file, a string a database URL."""
+    """An engine with the service's schema in place: a Path is a SQLite file, a string a database URL."""
+    engine = open_engine(database)
+    install(engine, writer(engine))
+    return engine
+
+
+def open_engine(database: Path | str) -> Engine:
+    """An engine on a SQLite file (a Path, or a `sqlite:///` URL) or a PostgreSQL URL, no schema made."""
     if isinstance(database, str) and not database.startswith("sqlite"):
         return _postgres_engine(normalize_url(database))
     if isinstance(database, str):
@@ -66,7 +75,6 @@ def _sqlite_engine(db_path: Path) -> Engine:
     def _on_begin(conn):
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
-    _create_sqlite_schema(engine)
     return engine
 
 
@@ -93,11 +101,5 @@ POSTGRES_CONNECT_ARGS = {
 def _postgres_engine(url: str) -> Engine:
     # pre_ping: a worker idle through a database restart or a proxy's idle cut gets a fresh
     # connection instead of an error on its next claim.
-    engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=15,
-                           connect_args=dict(POSTGRES_CONNECT_ARGS))
-    install(engine)
-    return engine
-
-
-def _create_sqlite_schema(engine: Engine) -> None:
-    install(engine, writer(engine))
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=15,
+                         connect_args=dict(POSTGRES_CONNECT_ARGS))

@@ -1,0 +1,1 @@
+"""The service schema's revisions, oldest first (0001, 0002, ...)."""

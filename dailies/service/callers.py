@@ -11,7 +11,9 @@ minute (`read_rpm`: list, get and DELETE). Where they come from:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from dailies.api_keys import fingerprint
 
@@ -79,6 +81,6 @@ def parse_options(text: str, where: str) -> KeyOptions:
         raise ValueError(f"{where}: {exc}") from None
 
 
-def options_from_entry(entry: dict) -> KeyOptions:
+def options_from_entry(entry: Mapping[str, Any]) -> KeyOptions:
     """The options stored with a key (keys file entry or keys table row as a mapping)."""
     return KeyOptions(entry.get("name") or None, entry.get("rpm"), entry.get("read_rpm"))

@@ -179,6 +179,6 @@ class DatabaseKeys:
                 rows = conn.execute(select(api_keys.c.key_sha256, api_keys.c.project, api_keys.c.name,
                                            api_keys.c.rpm, api_keys.c.read_rpm)).all()
             self._by_hash = {row.key_sha256: row.project for row in rows}
-            self._options_by_hash = {row.key_sha256: options_from_entry(row._mapping) for row in rows}
+            self._options_by_hash = {row.key_sha256: options_from_entry(row._asdict()) for row in rows}
             self._refreshed_at = time.monotonic()
             self._failed_at = float("-inf")

@@ -24,17 +24,18 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
-from sqlalchemy import select
+from sqlalchemy import Engine, select
 
 from dailies.service.api.body import read_json_body
-from dailies.service.api.routes import CallerOf, admitted, call_service, services
+from dailies.service.api.routes import CallerOf, ServicesOf, admitted, call_service
 from dailies.service.billing import budgets
 from dailies.service.db.tables import ledger
 from dailies.service.errors import ApiError
+from dailies.service.node.services import Services
 from dailies.service.own_paths import PREFIX
 from dailies.service.tasks import shown_requests
 from dailies.spec import limits as L
@@ -50,27 +51,27 @@ async def me(caller: CallerOf) -> dict:
 
 
 @router.get("/service", summary="What this service is: local preview renderer or a gateway, and its upstream")
-async def service(request: Request, caller: CallerOf) -> dict:
+async def service(caller: CallerOf, svc: ServicesOf) -> dict:
     """A gateway names its upstream, region and the health of its keys (by name, never the key);
     the dashboard picks the catalog of the upstream's region from it."""
-    return services(request).info()
+    return svc.info()
 
 
 @router.get("/spend", summary="The project's spend and budgets", response_model=None)
-async def spend(request: Request, caller: CallerOf, since: Annotated[str | None, Query()] = None) -> JSONResponse:
+async def spend(request: Request, caller: CallerOf, svc: ServicesOf,
+                since: Annotated[str | None, Query()] = None) -> JSONResponse:
     """Counted as a read against the key's per-minute limit (two aggregates over the ledger)."""
     try:
         since_day = date.fromisoformat(since) if since else None
     except ValueError:
         raise ApiError(400, "InvalidParameter", "since must be a date, YYYY-MM-DD.", "since") from None
     headers = await admitted(request, caller, "read")
-    svc = services(request)
     body = await call_service(request, _spend, svc.engine, caller.project, since_day, svc.settings.clock(),
                               reads_only=True)
     return JSONResponse(body, headers=headers)
 
 
-def _spend(engine, project: str, since: date | None, now: float) -> dict:
+def _spend(engine: Engine, project: str, since: date | None, now: float) -> dict[str, Any]:
     with engine.connect() as conn:
         rows = budgets.spend(conn, project, since)
         statuses = budgets.budget_status(conn, project, now)
@@ -96,12 +97,11 @@ CHARGES_BODY_MAX_BYTES = CHARGES_IDS_MAX * (L.TASK_ID_MAX_CHARS + 4) + 1024
                  "type": "object", "required": ["task_ids"], "properties": {"task_ids": {
                      "type": "array", "maxItems": CHARGES_IDS_MAX,
                      "items": {"type": "string", "minLength": 1, "maxLength": L.TASK_ID_MAX_CHARS}}}}}}}})
-async def charges(request: Request, caller: CallerOf) -> JSONResponse:
+async def charges(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     """Counted as one read against the key's per-minute limit, as a list is (one page of ids, one
     indexed statement)."""
     headers = await admitted(request, caller, "read")
     task_ids = _task_ids(await read_json_body(request, CHARGES_BODY_MAX_BYTES))
-    svc = services(request)
     items = await call_service(request, _charges, svc.engine, caller.project, task_ids, reads_only=True)
     return JSONResponse({"items": items}, headers=headers)
 
@@ -117,7 +117,7 @@ def _task_ids(body: object) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _charges(engine, project: str, task_ids: list[str]) -> list[dict]:
+def _charges(engine: Engine, project: str, task_ids: list[str]) -> list[dict[str, Any]]:
     """The project's ledger lines of these tasks; another project's are not read at all."""
     if not task_ids:
         return []
@@ -131,11 +131,10 @@ def _charges(engine, project: str, task_ids: list[str]) -> list[dict]:
 
 @router.get("/tasks/{task_id}/request", response_model=None,
             summary="A task's stored request: prompt and inputs (inline images as thumbnails)")
-async def task_request(request: Request, task_id: str, caller: CallerOf) -> Response:
+async def task_request(request: Request, task_id: str, caller: CallerOf, svc: ServicesOf) -> Response:
     """Counted as a read against the key's per-minute limit, as a get is. The answer is made by the
     first read (its images decoded once, never on the event loop) and kept (shown_requests.py)."""
     headers = await admitted(request, caller, "read")
-    svc = services(request)
     answer = await call_service(request, _kept_answer, svc, caller.project, task_id, reads_only=True)
     if answer is None:
         answer = await shown_requests.made(svc.engine, svc.store.write, task_id)
@@ -144,30 +143,29 @@ async def task_request(request: Request, task_id: str, caller: CallerOf) -> Resp
 
 @router.get("/tasks/{task_id}/callbacks", response_model=None,
             summary="A task's callback deliveries: each attempt, its answer and when")
-async def callback_log(request: Request, task_id: str, caller: CallerOf) -> JSONResponse:
+async def callback_log(request: Request, task_id: str, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     """Counted as a read against the key's per-minute limit, as a get is."""
     headers = await admitted(request, caller, "read")
-    svc = services(request)
     items = await call_service(request, _callback_log, svc, caller.project, task_id, reads_only=True)
     return JSONResponse({"items": items}, headers=headers)
 
 
 @router.post("/tasks/{task_id}/cancel", response_model=None,
              summary="Cancel a task that has not started; never delete (a finished task is a 409)")
-async def cancel(request: Request, task_id: str, caller: CallerOf) -> JSONResponse:
+async def cancel(request: Request, task_id: str, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     """The spec's DELETE cancels a queued task but deletes a finished one for good: a cancel sent as
     its task ends deletes the result. This one only cancels. Counted as a read, as DELETE is."""
     headers = await admitted(request, caller, "read")
-    await call_service(request, services(request).tasks.cancel, caller.project, task_id)
+    await call_service(request, svc.tasks.cancel, caller.project, task_id)
     return JSONResponse({"id": task_id, "status": TaskStatus.CANCELLED.value}, headers=headers)
 
 
-def _callback_log(svc, project: str, task_id: str) -> list[dict]:
+def _callback_log(svc: Services, project: str, task_id: str) -> list[dict]:
     svc.tasks.get(project, task_id)  # 404 for another project's task, as for an unknown one
     return svc.callbacks.log_for(task_id)
 
 
-def _kept_answer(svc, project: str, task_id: str) -> str | None:
+def _kept_answer(svc: Services, project: str, task_id: str) -> str | None:
     """The task's kept answer, None before its first read (404 `NotFound.Task` for another
     project's task, as for an unknown one)."""
     svc.tasks.get(project, task_id)

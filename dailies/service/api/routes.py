@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar, TypeVarTuple
 
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
@@ -15,7 +16,9 @@ from dailies.service.access.shared_secrets import RETRY_AFTER_FAILURE_SECONDS, D
 from dailies.service.api.body import read_json_body
 from dailies.service.callers import Caller
 from dailies.service.errors import ApiError, dependency_unavailable, from_problems, task_not_found, unauthorized
+from dailies.service.node.services import Services
 from dailies.service.runtime.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from dailies.service.tasks.actions import TaskService
 from dailies.service.tasks.records import result_expires_at
 from dailies.spec import limits as L
 from dailies.spec.models import ListTasksQuery
@@ -26,9 +29,22 @@ from dailies.spec.validation import problems_from_validation_error
 TASKS = "/api/v3/contents/generations/tasks"
 router = APIRouter()
 
+T = TypeVar("T")
+Args = TypeVarTuple("Args")
 
-def services(request: Request):
-    return request.app.state.services
+
+def services(request: Request) -> Services:
+    """The app's `Services` (app.py puts them in the app's state)."""
+    found: Services = request.app.state.services
+    return found
+
+
+async def _services_of(request: Request) -> Services:
+    # `async`: FastAPI would run a plain `def` dependency in the thread pool (see `caller_of`).
+    return services(request)
+
+
+ServicesOf = Annotated[Services, Depends(_services_of)]
 
 
 async def caller_of(request: Request, authorization: Annotated[str | None, Header()] = None) -> Caller:
@@ -102,7 +118,8 @@ def _holds_inline_media(body: object) -> bool:
     return isinstance(content, list) and "data:" in json.dumps(content).lower()
 
 
-async def call_service(request: Request, call, *args, reads_only: bool = False, quick_write: bool = False):
+async def call_service(request: Request, call: Callable[[*Args], T], *args: *Args, reads_only: bool = False,
+                       quick_write: bool = False) -> T:
     """Run a call into the task service on the event loop where that cannot make it wait, else in
     the thread pool.
 
@@ -136,9 +153,9 @@ async def healthz() -> dict:
 
 
 @router.get("/readyz", tags=["service"], summary="Readiness: the database and the storage answer (no authentication)")
-def readyz(request: Request) -> dict:
+def readyz(svc: ServicesOf) -> dict[str, str]:
     """200 when both answer now; 503 in the error shape naming each that does not."""
-    readiness = services(request).health.check()
+    readiness = svc.health.check()
     if not readiness.ready:
         error = dependency_unavailable(readiness.problems)
         error.counted = False  # an orchestrator's probe, not a client's request answered with an error
@@ -147,20 +164,22 @@ def readyz(request: Request) -> dict:
 
 
 @router.get("/metrics", tags=["service"], summary="Prometheus metrics (no authentication)")
-def metrics(request: Request) -> Response:
-    return Response(services(request).metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
+def metrics(svc: ServicesOf) -> Response:
+    return Response(svc.metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
 
-@router.post(TASKS, tags=["tasks"], summary="Create a video generation task")
-async def create_task(request: Request, caller: CallerOf, response: Response,
-                      idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None):
+# No response model: the answer is the dict built here (openapi.py states its schema).
+@router.post(TASKS, tags=["tasks"], summary="Create a video generation task", response_model=None)
+async def create_task(request: Request, caller: CallerOf, response: Response, svc: ServicesOf,
+                      idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None
+                      ) -> dict[str, str]:
     response.headers.update(await admitted(request, caller, "create"))
     _check_idempotency_key(idempotency_key)
     body = await read_json_body(request)
-    svc = services(request).tasks
+    tasks = svc.tasks
     quick = (int(request.headers.get("content-length") or QUICK_CREATE_MAX_BYTES + 1) <= QUICK_CREATE_MAX_BYTES
              and not (isinstance(body, dict) and body.get("callback_url")) and not _holds_inline_media(body))
-    row = await call_service(request, svc.create, caller, body, idempotency_key, quick_write=quick)
+    row = await call_service(request, tasks.create, caller, body, idempotency_key, quick_write=quick)
     created = {"id": row.id}
     if row.safety_identifier is not None:
         created["safety_identifier"] = row.safety_identifier
@@ -212,45 +231,42 @@ def _list_query(request: Request) -> ListTasksQuery:
 
 
 @router.get(TASKS, tags=["tasks"], summary="List the tasks of the last 7 days")
-async def list_tasks(request: Request, caller: CallerOf) -> JSONResponse:
+async def list_tasks(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     headers = await admitted(request, caller, "read")
     query = _list_query(request)
-    svc = services(request).tasks
     base = base_url(request)
-    page = await call_service(request, _list_page, svc, caller.project, query, base, reads_only=True)
+    page = await call_service(request, _list_page, svc.tasks, caller.project, query, base, reads_only=True)
     return JSONResponse(page, headers=headers)
 
 
-def _list_page(svc, project: str, query: ListTasksQuery, base: str) -> dict:
+def _list_page(svc: TaskService, project: str, query: ListTasksQuery, base: str) -> dict[str, Any]:
     total, rows = svc.list(project, query)
     return {"total": total, "items": [svc.record(row, base) for row in rows]}
 
 
 @router.get(TASKS + "/{task_id}", tags=["tasks"], summary="Get one task")
-async def get_task(request: Request, task_id: str, caller: CallerOf) -> JSONResponse:
+async def get_task(request: Request, task_id: str, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     headers = await admitted(request, caller, "read")
-    svc = services(request).tasks
-    record = await call_service(request, _one_record, svc, caller.project, task_id, base_url(request),
+    record = await call_service(request, _one_record, svc.tasks, caller.project, task_id, base_url(request),
                                 reads_only=True)
     return JSONResponse(record, headers=headers)
 
 
-def _one_record(svc, project: str, task_id: str, base: str) -> dict:
+def _one_record(svc: TaskService, project: str, task_id: str, base: str) -> dict[str, Any]:
     return svc.record(svc.get(project, task_id), base)
 
 
 @router.delete(TASKS + "/{task_id}", tags=["tasks"],
                summary="Cancel a queued task, or delete the record of a finished one")
-async def delete_task(request: Request, task_id: str, caller: CallerOf) -> JSONResponse:
+async def delete_task(request: Request, task_id: str, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     # Counted with the reads: on a gateway each DELETE may cost an upstream call on the team's key.
     headers = await admitted(request, caller, "read")
-    await call_service(request, services(request).tasks.delete, caller.project, task_id)
+    await call_service(request, svc.tasks.delete, caller.project, task_id)
     return JSONResponse({}, headers=headers)
 
 
 @router.get("/files/{task_id}/{name}", tags=["files"], summary="A result file, by signed URL")
-def result_file(request: Request, task_id: str, name: str, expires: int = 0, signature: str = ""):
-    svc = services(request)
+def result_file(svc: ServicesOf, task_id: str, name: str, expires: int = 0, signature: str = "") -> FileResponse:
     path = f"/files/{task_id}/{name}"
     if not signature or not svc.signer.verify(path, expires, signature):
         raise ApiError(403, "AccessDenied", "The signature of this URL is not valid.", "signature")

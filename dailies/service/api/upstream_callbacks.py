@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from dailies.service.api.routes import call_service, services
+from dailies.service.api.routes import ServicesOf, call_service
 from dailies.service.errors import ApiError
 from dailies.service.gateway import callbacks as upstream_callbacks
 from dailies.service.own_paths import PREFIX
@@ -16,8 +16,8 @@ router = APIRouter(prefix=PREFIX, tags=["dailies"])
 
 
 @router.post(upstream_callbacks.ROUTE, include_in_schema=False)
-async def upstream_callback(request: Request, task_id: str, signature: Annotated[str, Query()] = "") -> dict:
-    svc = services(request)
+async def upstream_callback(request: Request, task_id: str, svc: ServicesOf,
+                            signature: Annotated[str, Query()] = "") -> dict:
     path = upstream_callbacks.path_of(task_id)
     if not svc.settings.upstream_url or not svc.signer.verify(path, upstream_callbacks.NEVER, signature):
         raise ApiError(401, "AuthenticationError", "This callback URL is not one this gateway gave its upstream.",

@@ -108,7 +108,7 @@ class AttemptDeadline:
         with self._lock:
             self._socket = sock.dup()
             if self.expired:  # the deadline passed while connecting
-                self._shut()
+                self._shut(self._socket)
 
     def _expire(self) -> None:
         with self._lock:
@@ -116,11 +116,12 @@ class AttemptDeadline:
                 return
             self.expired = True
             if self._socket is not None:
-                self._shut()
+                self._shut(self._socket)
 
-    def _shut(self) -> None:
+    @staticmethod
+    def _shut(sock: socket.socket) -> None:
         try:
-            self._socket.shutdown(socket.SHUT_RDWR)
+            sock.shutdown(socket.SHUT_RDWR)
         except OSError:  # already closed by the receiver
             pass
 

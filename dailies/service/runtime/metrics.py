@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -93,7 +94,7 @@ class DatabaseCollector(Collector):
         yield running
         by_state = GaugeMetricFamily("dailies_callback_events", "Callback events by delivery state (from the "
                                      "database)", labels=["state"])
-        states = dict(events)
+        states: dict[str, int] = {state: n for state, n in events}
         for state in DeliveryState:
             by_state.add_metric([state], states.get(state, 0))
         yield by_state
@@ -218,7 +219,7 @@ class RequestDurations:
         observe(seconds)
 
 
-def route_template(scope: dict) -> str:
+def route_template(scope: Mapping[str, Any]) -> str:
     """The path template of the route that took the request (`/api/v3/contents/generations/tasks/
     {task_id}`), set in the scope by Starlette's router, also for a 405 of a known path; else
     `UNMATCHED`."""
@@ -241,4 +242,4 @@ def _after_each_commit(engine: Engine, action: Callable[[dict], None]) -> None:
         except Exception:  # a metric never fails a write that is already committed
             log.exception("counting what a committed transaction recorded failed")
 
-    dialect.do_commit = do_commit
+    dialect.do_commit = do_commit  # type: ignore[method-assign]  # this engine's dialect instance, on purpose

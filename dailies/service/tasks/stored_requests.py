@@ -52,7 +52,8 @@ def answer(stored: str | dict[str, Any], *, task_id: str, model: str, created_at
     request = json.loads(stored) if isinstance(stored, str) else stored
     if not isinstance(request, dict):
         request = {}
-    items = request.get("content") if isinstance(request.get("content"), list) else []
+    content = request.get("content")
+    items = content if isinstance(content, list) else []
     out: dict[str, Any] = {"id": task_id, "model": model, "created_by": created_by or None,
                            "created_at": created_at, "prompt": prompt_of(items),
                            "content": content_of(items)}
@@ -121,11 +122,10 @@ def thumbnail(raw: bytes, max_chars: int = THUMB_MAX_CHARS,
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(raw)) as img:
-                size = img.size
-                img.draft("RGB", (max_side, max_side))  # a JPEG decodes at a fraction of its size
-                if img.mode not in ("RGB", "L"):
-                    img = img.convert("RGB")
+            with Image.open(io.BytesIO(raw)) as opened:
+                size = opened.size
+                opened.draft("RGB", (max_side, max_side))  # a JPEG decodes at a fraction of its size
+                img = opened if opened.mode in ("RGB", "L") else opened.convert("RGB")
                 # Shrunk in place before anything copies it: one full-size image in memory, not three.
                 img.thumbnail((max_side, max_side))
                 small = ImageOps.exif_transpose(img).convert("RGB")

@@ -41,6 +41,7 @@ from dailies.service.runtime.loops import Streak
 from dailies.service.runtime.metrics import Metrics
 from dailies.service.runtime.wakeups import CALLBACKS_CHANNEL, Wakeups
 from dailies.service.settings import Settings
+from dailies.service.tasks.rows import TaskRow
 from dailies.spec import limits as L
 from dailies.spec.statuses import CALLBACK_STATUSES, RETRIED_CALLBACK_STATUSES
 from dailies.webhooks import signed_headers
@@ -127,7 +128,7 @@ class AttemptDeadline:
 
 
 class CallbackQueue:
-    def __init__(self, engine, settings: Settings, record_for: Callable[[Row], dict],
+    def __init__(self, engine, settings: Settings, record_for: Callable[[TaskRow], dict],
                  secret_for: Callable[[str], str], transport: httpx.BaseTransport | None = None,
                  deliverers: int = 4, wakeups: Wakeups | None = None, metrics: Metrics | None = None) -> None:
         self.engine = engine
@@ -147,7 +148,7 @@ class CallbackQueue:
 
     # ---------- producing ----------
 
-    def enqueue(self, conn: Connection, row: Row) -> None:
+    def enqueue(self, conn: Connection, row: TaskRow) -> None:
         """Called in the transaction of a status change."""
         if not row.callback_url or row.status not in CALLBACK_STATUSES:
             return

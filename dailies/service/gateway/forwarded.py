@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import Row
-
 from dailies.service.errors import from_problems
 from dailies.service.gateway.checkpoint import UpstreamCheckpoint
 from dailies.service.gateway.forwarding import UpstreamGenerator
+from dailies.service.tasks.rows import TaskRow
 from dailies.service.tasks.store import TaskStore
 from dailies.spec.problems import Problem
 
@@ -21,21 +20,21 @@ class ForwardedTasks:
         self.store = store
         self.clock = clock
 
-    def handed_over(self, row: Row) -> bool:
+    def handed_over(self, row: TaskRow) -> bool:
         return UpstreamCheckpoint.from_json(row.generator_state).handed_over
 
-    def cancel_upstream(self, row: Row) -> bool:
+    def cancel_upstream(self, row: TaskRow) -> bool:
         """Cancel the task upstream if it still waits there; True once the upstream shows it cancelled."""
         return self.gateway.cancel_queued(UpstreamCheckpoint.from_json(row.generator_state))
 
-    def cancel_running(self, project: str, row: Row) -> bool:
+    def cancel_running(self, project: str, row: TaskRow) -> bool:
         """A task "running" here from its handover may still wait in the upstream's queue, where it
         can be cancelled like a task queued here: cancelled there, then here."""
         if not row.generator_state or not self.cancel_upstream(row):
             return False
         return self.store.cancel_forwarded(project, row.id, self.clock()) is not None
 
-    def final_state(self, draft_row: Row) -> str:
+    def final_state(self, draft_row: TaskRow) -> str:
         """A final refers upstream to its draft's upstream task (the upstream keeps the draft, not
         Dailies' id): the checkpoint its render starts from."""
         upstream_id = UpstreamCheckpoint.from_json(draft_row.generator_state).upstream_id

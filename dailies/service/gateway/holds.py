@@ -10,12 +10,13 @@ import logging
 from collections.abc import Callable
 from typing import Protocol
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import select, update
 
 from dailies.service.billing import budgets
 from dailies.service.db.tables import ledger, tasks
 from dailies.service.gateway.checkpoint import UpstreamCheckpoint
 from dailies.service.runtime.faults import database_unreachable, describe
+from dailies.service.tasks.rows import TaskRow
 from dailies.service.tasks.store import TaskStore
 from dailies.spec.statuses import TaskStatus
 
@@ -28,17 +29,17 @@ class AsksUpstream(Protocol):
     def bills(self, state: UpstreamCheckpoint, ended_at: float | None) -> bool | None: ...
 
 
-def ended_holding_reservations(store: TaskStore) -> list[Row]:
+def ended_holding_reservations(store: TaskStore) -> list[TaskRow]:
     """Failed and expired tasks with a checkpoint whose cost is still reserved. Read from the
     database on every sweep, so a settle that failed (a database blip, a process stopped between
     the end and the settle) is done by a later one."""
     with store.engine.connect() as conn:
-        return list(conn.execute(
+        return [TaskRow.of(row) for row in conn.execute(
             select(*tasks.c).join(ledger, ledger.c.task_id == tasks.c.id)
             .where(tasks.c.status.in_(_ENDED_HERE), tasks.c.generator_state.is_not(None),
                    ledger.c.state == "reserved")
             .order_by(tasks.c.finished_at)
-        ).all())
+        )]
 
 
 def settle_holds(store: TaskStore, upstream: AsksUpstream, now: float, clock: Callable[[], float]) -> None:

@@ -13,7 +13,7 @@ import json
 import logging
 from functools import lru_cache
 
-from sqlalchemy import Connection, Row, text
+from sqlalchemy import Connection, text
 
 from dailies.generator.protocol import Generator
 from dailies.service.access import keys as key_store
@@ -35,6 +35,7 @@ from dailies.service.storage.opener import open_storage
 from dailies.service.storage.signing import UrlSigner, load_or_create_secret
 from dailies.service.tasks.actions import TaskService
 from dailies.service.tasks.records import build_record
+from dailies.service.tasks.rows import TaskRow
 from dailies.service.tasks.store import TaskStore
 from dailies.spec.models import TaskRecord
 from dailies.spec.prices import Cost, NoPrice, billed_model, cost, has_video_input, prices_from_env
@@ -98,7 +99,7 @@ class Services:
                                   self.metrics, gateway=self.gateway.generator if self.gateway else None)
         self.tasks.health = self.health
 
-    def _task_changed(self, conn: Connection, row: Row) -> None:
+    def _task_changed(self, conn: Connection, row: TaskRow) -> None:
         """In the transaction of every status change: its callback event, and a wake-up of the
         render slots (of every process) when it put a task in the queue."""
         self.callbacks.enqueue(conn, row)
@@ -112,7 +113,7 @@ class Services:
                                      actual=lambda: self._actual_cost(row), bill=state.bill,
                                      upstream_key=state.key)
 
-    def _actual_cost(self, row: Row) -> Cost | NoPrice:
+    def _actual_cost(self, row: TaskRow) -> Cost | NoPrice:
         """What a succeeded task cost: its record's usage at the model's price (with or without a
         video input, which the stored request says)."""
         try:

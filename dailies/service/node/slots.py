@@ -34,8 +34,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from sqlalchemy import Row
-
 from dailies import log_format
 from dailies.generator.inputs import InputError
 from dailies.generator.protocol import Generator, RenderCancelled, RenderJob, RenderPostponed, RenderResult
@@ -60,6 +58,7 @@ from dailies.service.storage import deletions as file_deletions
 from dailies.service.storage.own_results import ServiceInputResolver
 from dailies.service.storage.results import LAST_FRAME_NAME, VIDEO_NAME, ResultStorage
 from dailies.service.tasks.actions import delete_files
+from dailies.service.tasks.rows import TaskRow
 from dailies.service.tasks.store import TaskStore
 from dailies.spec.models import CreateTaskRequest
 from dailies.spec.statuses import TaskStatus
@@ -199,7 +198,7 @@ class WorkerPool:
             except Exception as exc:  # nothing may end a slot: it would silently leave the process one short
                 self.draining.wait(streak.failed(exc))
 
-    def _claim(self, worker_id: str) -> Row | None:
+    def _claim(self, worker_id: str) -> TaskRow | None:
         try:
             row = self.store.claim_next(worker_id, self.settings.clock(), self._running_cap())
         except Exception as exc:
@@ -218,7 +217,7 @@ class WorkerPool:
         keys = self.gateway.keys if self.gateway is not None else self.settings.upstream_keys
         return self.settings.upstream_concurrency * max(1, len(keys))
 
-    def run_one(self, row: Row, worker_id: str, lost: threading.Event | None = None) -> None:
+    def run_one(self, row: TaskRow, worker_id: str, lost: threading.Event | None = None) -> None:
         """Render a claimed task, store its files and record the outcome. Never raises. `lost`: the
         task's registration among the running ones, when the claim made it already."""
         lost = lost if lost is not None else self.running.add(row.id, worker_id)
@@ -237,7 +236,7 @@ class WorkerPool:
                 if self.metrics is not None:
                     self.metrics.render_seconds.observe(time.monotonic() - started)
 
-    def _render_and_store(self, row: Row, worker_id: str, lost: threading.Event, scratch) -> None:
+    def _render_and_store(self, row: TaskRow, worker_id: str, lost: threading.Event, scratch) -> None:
         clock = self.settings.clock
         try:
             job = RenderJob(task_id=row.id, request=CreateTaskRequest.model_validate_json(row.request),
@@ -303,7 +302,7 @@ class WorkerPool:
 
     # ---------- retried steps ----------
 
-    def _store_files(self, row: Row, result: RenderResult, lost: threading.Event) -> str | None:
+    def _store_files(self, row: TaskRow, result: RenderResult, lost: threading.Event) -> str | None:
         """Upload the rendered files; while the storage is down, keep them and try again."""
         uploads = [(VIDEO_NAME, result.video_path)]
         if result.last_frame_path is not None:
@@ -335,7 +334,7 @@ class WorkerPool:
         finally:
             done.set()
 
-    def _checkpoint(self, row: Row, worker_id: str, lost: threading.Event, state: dict) -> None:
+    def _checkpoint(self, row: TaskRow, worker_id: str, lost: threading.Event, state: dict) -> None:
         """Save a render's state with its task (retried while the database is down); a task that is
         no longer ours stops the render."""
         saved = self._persist(row, lost, lambda: self.store.save_generator_state(row.id, worker_id, json.dumps(state)))
@@ -347,12 +346,12 @@ class WorkerPool:
         if self.metrics is not None:
             self.metrics.results_waiting.inc(delta)
 
-    def _persist(self, row: Row, lost: threading.Event, write: Callable[[], T], stopping_ok: bool = False) -> T:
+    def _persist(self, row: TaskRow, lost: threading.Event, write: Callable[[], T], stopping_ok: bool = False) -> T:
         """A status change, retried while the database is down (never dropped), until it is
         written or no longer ours to write (see `_retry`)."""
         return self._retry(row, lost, Dependency.DATABASE, write, stopping_ok=stopping_ok)
 
-    def _retry(self, row: Row, lost: threading.Event, dependency: Dependency, call: Callable[[], T],
+    def _retry(self, row: TaskRow, lost: threading.Event, dependency: Dependency, call: Callable[[], T],
                stopping_ok: bool = False) -> T:
         """`call()`, tried again with backoff while it fails because `dependency` is down. Gives up
         (`_GiveUp`) when the task stopped being ours (expired, recovered by another process), when

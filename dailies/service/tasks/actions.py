@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from sqlalchemy import Row
+from sqlalchemy import Connection
 
 from dailies.generator.plan import plan_content
 from dailies.generator.protocol import RenderedOutput
@@ -27,7 +27,8 @@ from dailies.service.storage import deletions as file_deletions
 from dailies.service.storage.own_results import is_own_result_url
 from dailies.service.storage.results import ResultStorage
 from dailies.service.tasks.records import build_record
-from dailies.service.tasks.store import TaskStore, new_task_id
+from dailies.service.tasks.rows import TaskRow
+from dailies.service.tasks.store import KeyReused, QuotaReached, TaskStore, new_task_id
 from dailies.spec import limits as L
 from dailies.spec.catalog import Model, find_model
 from dailies.spec.drafts import FIELDS_A_FINAL_SETS
@@ -60,19 +61,19 @@ class Forwarding(Protocol):
     """What a gateway adds to the task rules (gateway/forwarded.py); a service that renders its
     tasks itself has none."""
 
-    def handed_over(self, row: Row) -> bool:
+    def handed_over(self, row: TaskRow) -> bool:
         """Whether the task was created upstream."""
         ...
 
-    def cancel_upstream(self, row: Row) -> bool:
+    def cancel_upstream(self, row: TaskRow) -> bool:
         """Cancel it upstream if it still waits there; True once the upstream shows it cancelled."""
         ...
 
-    def cancel_running(self, project: str, row: Row) -> bool:
+    def cancel_running(self, project: str, row: TaskRow) -> bool:
         """A task running here but still queued upstream: cancelled there and here; True if done."""
         ...
 
-    def final_state(self, draft_row: Row) -> str:
+    def final_state(self, draft_row: TaskRow) -> str:
         """A final's first checkpoint, naming its draft's upstream task (400 without one)."""
         ...
 
@@ -118,7 +119,7 @@ class TaskService:
                            "model")
         return ResolvedModel(model, name, model_id)
 
-    def create(self, project: str | Caller, body: object, idempotency_key: str | None = None) -> Row:
+    def create(self, project: str | Caller, body: object, idempotency_key: str | None = None) -> TaskRow:
         """Create a task for a caller (or a bare project name: no member, no limits)."""
         caller = project if isinstance(project, Caller) else Caller(project, "")
         project = caller.project
@@ -173,30 +174,30 @@ class TaskService:
             image_size=_adaptive_image_size(to_render),
             input_video_seconds=L.REFERENCE_VIDEOS_LONGEST_S if video_in else None))
 
-        def reserve(conn, row: Row):
-            return budgets.reserve(conn, task_id=row.id, project=project, member=caller.member,
-                                   model=resolved.model_id, reservation=reservation, now=now)
+        def reserve(conn: Connection, row: TaskRow) -> None:
+            refusal = budgets.reserve(conn, task_id=row.id, project=project, member=caller.member,
+                                      model=resolved.model_id, reservation=reservation, now=now)
+            if refusal is not None:
+                raise refusal  # the budget's answer; the insert rolls back with it
 
-        outcome, row = self.store.insert(
-            values, quota=L.QUEUED_TASKS_PER_PROJECT_MAX, idempotency_key=idempotency_key,
-            body_hash=_body_hash(body) if idempotency_key else None, reserve=reserve,
-        )
-        if outcome == "refused":
-            raise row  # the budget's refusal, an ApiError
-        if outcome == "quota":
+        try:
+            inserted = self.store.insert(
+                values, quota=L.QUEUED_TASKS_PER_PROJECT_MAX, idempotency_key=idempotency_key,
+                body_hash=_body_hash(body) if idempotency_key else None, reserve=reserve,
+            )
+        except QuotaReached:
             raise ApiError(429, "QuotaExceeded",
                            f"The project already has {L.QUEUED_TASKS_PER_PROJECT_MAX} queued tasks; "
-                           "wait for some to start or cancel some.", "")
-        if outcome == "conflict":
+                           "wait for some to start or cancel some.", "") from None
+        except KeyReused as reused:
+            if reused.task_id is None:
+                raise ApiError(409, "IdempotencyKeyReused",
+                               "This Idempotency-Key was used in the last 24 hours with a different body.",
+                               "Idempotency-Key") from None
             raise ApiError(409, "IdempotencyKeyReused",
-                           "This Idempotency-Key was used in the last 24 hours with a different body.",
-                           "Idempotency-Key")
-        if outcome == "replay_gone":
-            raise ApiError(409, "IdempotencyKeyReused",
-                           f"This Idempotency-Key created the task {row}, which has been deleted since; "
-                           "send a new key to create another.", "Idempotency-Key")
-        assert row is not None
-        return row
+                           f"This Idempotency-Key created the task {reused.task_id}, which has been deleted "
+                           "since; send a new key to create another.", "Idempotency-Key") from None
+        return inserted.task
 
     def _check_media_hosts(self, request: CreateTaskRequest) -> None:
         """Media URLs whose host is, by its text, a place the service must not fetch from. Names
@@ -231,7 +232,7 @@ class TaskService:
         except ValueError as exc:
             raise ApiError(400, "InvalidParameter", f"callback_url is not usable: {exc}", "callback_url") from exc
 
-    def _draft_of(self, project: str, request: CreateTaskRequest, resolved: ResolvedModel) -> Row | None:
+    def _draft_of(self, project: str, request: CreateTaskRequest, resolved: ResolvedModel) -> TaskRow | None:
         items = [(i, it) for i, it in enumerate(request.content) if it.type == "draft_task"]
         if not items:
             return None
@@ -253,7 +254,7 @@ class TaskService:
         return row
 
     @staticmethod
-    def _final_from_draft(request: CreateTaskRequest, draft_row: Row) -> CreateTaskRequest:
+    def _final_from_draft(request: CreateTaskRequest, draft_row: TaskRow) -> CreateTaskRequest:
         """The request to render for a final: the draft's inputs and choices, with what the
         final may set again."""
         draft_request = json.loads(draft_row.request)
@@ -274,7 +275,7 @@ class TaskService:
         return CreateTaskRequest.model_validate(merged)
 
     @staticmethod
-    def _seed_for(request: CreateTaskRequest, draft_row: Row | None) -> int:
+    def _seed_for(request: CreateTaskRequest, draft_row: TaskRow | None) -> int:
         if draft_row is not None:
             return draft_row.seed
         seed = request.seed
@@ -284,16 +285,16 @@ class TaskService:
 
     # ---------- read ----------
 
-    def record(self, row: Row, base_url: str) -> dict:
+    def record(self, row: TaskRow, base_url: str) -> dict:
         return build_record(row, self.storage, base_url)
 
-    def get(self, project: str, task_id: str) -> Row:
+    def get(self, project: str, task_id: str) -> TaskRow:
         row = self.store.get(project, task_id)
         if row is None:
             raise task_not_found(task_id)
         return row
 
-    def list(self, project: str, query: ListTasksQuery) -> tuple[int, list[Row]]:
+    def list(self, project: str, query: ListTasksQuery) -> tuple[int, list[TaskRow]]:
         return self.store.list(project, query, int(self.now()))
 
     # ---------- delete ----------
@@ -324,7 +325,7 @@ class TaskService:
                            f"The task {task_id} has {row.status}: there is nothing to cancel.", "id")
         raise _not_cancellable(row)
 
-    def _cancel_if_waiting(self, project: str, row: Row) -> tuple[bool, Row]:
+    def _cancel_if_waiting(self, project: str, row: TaskRow) -> tuple[bool, TaskRow]:
         """Cancel `row` if it waits (queued here, or a gateway's task still queued upstream): (whether
         it was cancelled, the row as it is now)."""
         task_id = row.id
@@ -348,7 +349,7 @@ class TaskService:
         return False, row
 
 
-def _not_cancellable(row: Row) -> ApiError:
+def _not_cancellable(row: TaskRow) -> ApiError:
     if row.status == TaskStatus.RUNNING:
         return ApiError(409, "InvalidAction.RunningTaskDeletion",
                         f"The task {row.id} is running and cannot be cancelled or deleted.", "id")

@@ -10,10 +10,10 @@ import logging
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import Row
 
 from dailies.generator.protocol import RenderedOutput
 from dailies.service.storage.results import LAST_FRAME_NAME, VIDEO_NAME, ResultStorage
+from dailies.service.tasks.rows import TaskRow
 from dailies.spec import limits as L
 from dailies.spec.catalog import find_model
 from dailies.spec.lifetimes import result_url_expires_at
@@ -24,7 +24,7 @@ from dailies.spec.statuses import TaskStatus
 log = logging.getLogger("dailies.records")
 
 
-def result_expires_at(row: Row) -> int:
+def result_expires_at(row: TaskRow) -> int:
     return result_url_expires_at(row.finished_at or row.updated_at)
 
 
@@ -45,7 +45,7 @@ def _stored_request(text: str) -> CreateTaskRequest:
         return CreateTaskRequest.model_validate({k: v for k, v in stored.items() if k not in refused})
 
 
-def build_record(row: Row, storage: ResultStorage, base_url: str) -> dict[str, Any]:
+def build_record(row: TaskRow, storage: ResultStorage, base_url: str) -> dict[str, Any]:
     request = _stored_request(row.request)
     # What the render used, once it has run (stored by the worker with `RenderedOutput.to_json`).
     used = RenderedOutput.from_json(row.result) if row.result else None
@@ -100,7 +100,7 @@ def build_record(row: Row, storage: ResultStorage, base_url: str) -> dict[str, A
     return record
 
 
-def _generate_audio(request: CreateTaskRequest, row: Row) -> bool:
+def _generate_audio(request: CreateTaskRequest, row: TaskRow) -> bool:
     model = find_model(row.model)
     if model is not None and not model.capabilities.generate_audio:
         return False

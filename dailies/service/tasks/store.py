@@ -27,7 +27,6 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
-    Row,
     Select,
     UnaryExpression,
     and_,
@@ -59,6 +58,7 @@ from dailies.service.db.tables import (
 from dailies.service.db.writer import writer
 from dailies.service.tasks import counts as task_counts
 from dailies.service.tasks import shown_requests
+from dailies.service.tasks.rows import TaskRow
 from dailies.spec import limits as L
 from dailies.spec.catalog import MODELS
 from dailies.spec.lifetimes import oldest_kept
@@ -70,7 +70,7 @@ log = logging.getLogger("dailies.tasks")
 _ACTIVE = tuple(sorted(ACTIVE))
 _DELETABLE = tuple(sorted(DELETABLE))
 
-ChangeHook = Callable[[Connection, Row], None]
+ChangeHook = Callable[[Connection, TaskRow], None]
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 # The error code of a task failed after `limits.TASK_ATTEMPTS_MAX` lost runs.
@@ -167,12 +167,6 @@ def _one_family(model: ColumnElement) -> ColumnElement:
     return case({m.byteplus_id: m.id for m in MODELS}, value=model, else_=model)
 
 
-class _Refused(Exception):
-    def __init__(self, refusal: object) -> None:
-        super().__init__("refused")
-        self.refusal = refusal
-
-
 def new_task_id(now: float) -> str:
     """`cgt-YYYYMMDDHHMMSS-xxxxx` (DESIGN.md section 3)."""
     stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%d%H%M%S")
@@ -196,6 +190,35 @@ def _endpoint_turns():
             .subquery("turns"))
 
 
+@dataclass(frozen=True)
+class Created:
+    task: TaskRow
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """The idempotency key made this task from the same body earlier: it is the answer again."""
+
+    task: TaskRow
+
+
+Inserted = Created | Replayed
+
+
+class QuotaReached(Exception):
+    def __init__(self, quota: int) -> None:
+        super().__init__(f"{quota} queued tasks")
+        self.quota = quota
+
+
+class KeyReused(Exception):
+    """The idempotency key was used with another body (`task_id` None), or made a task deleted since."""
+
+    def __init__(self, task_id: str | None) -> None:
+        super().__init__(task_id or "another body")
+        self.task_id = task_id
+
+
 class TaskStore:
     def __init__(self, engine: Engine, on_change: ChangeHook | None = None) -> None:
         self.engine = engine
@@ -205,20 +228,20 @@ class TaskStore:
 
     # ---------- reads ----------
 
-    def get(self, project: str, task_id: str) -> Row | None:
+    def get(self, project: str, task_id: str) -> TaskRow | None:
         """A task of this project; another project's task is as absent as a missing one."""
         row = self.get_by_id(task_id)
         return row if row is not None and row.project == project else None
 
-    def get_by_id(self, task_id: str) -> Row | None:
+    def get_by_id(self, task_id: str) -> TaskRow | None:
         with self.engine.connect() as conn:
             return self._by_id(conn, task_id)
 
     @staticmethod
-    def _by_id(conn: Connection, task_id: str) -> Row | None:
-        return conn.execute(_BY_ID, {"id": task_id}).first()
+    def _by_id(conn: Connection, task_id: str) -> TaskRow | None:
+        return TaskRow.maybe(conn.execute(_BY_ID, {"id": task_id}).first())
 
-    def list(self, project: str, query: ListTasksQuery, now: int) -> tuple[int, list[Row]]:
+    def list(self, project: str, query: ListTasksQuery, now: int) -> tuple[int, list[TaskRow]]:
         """Tasks created in [now - 7 days, now), newest first, with the query's filters."""
         params = {"project": project, "tier": query.service_tier, "oldest": oldest_kept(now), "now": now,
                   "status": query.status, "endpoint": query.model, "ids": query.task_ids or [],
@@ -233,7 +256,7 @@ class TaskStore:
         with self.engine.connect() as conn:
             total = conn.execute(total_query, total_params).scalar_one()
             rows = conn.execute(page_query, params).all()
-        return total, rows
+        return total, [TaskRow.of(row) for row in rows]
 
     def count_queued(self, conn: Connection, project: str) -> int:
         return conn.execute(_COUNT_QUEUED, {"project": project}).scalar_one()
@@ -242,20 +265,12 @@ class TaskStore:
 
     def insert(self, values: dict, *, quota: int | None = None,
                idempotency_key: str | None = None, body_hash: str | None = None,
-               reserve: Callable[[Connection, Row], object] | None = None) -> tuple[str, Row | None]:
-        """Insert a queued task. Returns ("created", row), ("quota", None) when the project
-        already has `quota` queued tasks, or ("replay", row) / ("conflict", None) when the
-        idempotency key was used before with the same / another body (("replay_gone", task id)
-        when the same body's task has been deleted since). `reserve(conn, row)` runs
-        after the insert in the same transaction, under the project's lock (budgets.py): what it
-        returns, if anything, is a refusal, and nothing is written: ("refused", refusal)."""
-        try:
-            return self._insert(values, quota, idempotency_key, body_hash, reserve)
-        except _Refused as refused:
-            return "refused", refused.refusal
-
-    def _insert(self, values: dict, quota: int | None, idempotency_key: str | None, body_hash: str | None,
-                reserve: Callable[[Connection, Row], object] | None) -> tuple[str, Row | None]:
+               reserve: Callable[[Connection, TaskRow], None] | None = None) -> Inserted:
+        """Insert a queued task: `Created`, or `Replayed` when the idempotency key made a task from the
+        same body before. Raises `QuotaReached` when the project already has `quota` queued tasks,
+        `KeyReused` when the key was used with another body or its task has been deleted since.
+        `reserve(conn, row)` runs after the insert in the same transaction, under the project's lock
+        (billing/budgets.py); an exception it raises (a budget's refusal) rolls the insert back."""
         with self.write.begin() as conn:
             if self.dialect.postgres:
                 locks.hold(conn, locks.Namespace.PROJECT, values["project"])
@@ -266,21 +281,23 @@ class TaskStore:
                 }).first()
                 if seen is not None:
                     if seen.body_hash != body_hash:
-                        return "conflict", None
-                    row = self._by_id(conn, seen.task_id)
-                    # The task this key made may have been deleted since: the id, not a record.
-                    return ("replay", row) if row is not None else ("replay_gone", seen.task_id)
+                        raise KeyReused(None)
+                    earlier = self._by_id(conn, seen.task_id)
+                    if earlier is None:  # the task this key made has been deleted since
+                        raise KeyReused(seen.task_id)
+                    return Replayed(earlier)
             if quota is not None and self.count_queued(conn, values["project"]) >= quota:
-                return "quota", None
+                raise QuotaReached(quota)
             for _ in range(5):
-                row = conn.execute(self.dialect.insert_task, values).first()
-                if row is not None:
+                inserted = conn.execute(self.dialect.insert_task, values).first()
+                if inserted is not None:
                     break
                 values = {**values, "id": new_task_id(values["created_at"])}  # an id drawn twice in one second
             else:  # pragma: no cover - five collisions in a row of a 36^5 draw
                 raise RuntimeError("could not allocate a task id")
-            if reserve is not None and (refusal := reserve(conn, row)) is not None:
-                raise _Refused(refusal)  # rolls the insert back
+            row = TaskRow.of(inserted)
+            if reserve is not None:
+                reserve(conn, row)
             if idempotency_key is not None:
                 conn.execute(self.dialect.save_idempotency_key, {
                     "project": values["project"], "key": idempotency_key, "body_hash": body_hash,
@@ -289,30 +306,30 @@ class TaskStore:
             log.info("task %s created -> queued (project %s, model %s)", row.id, row.project, row.model)
             if self.on_change:
                 self.on_change(conn, row)
-        return "created", row
+        return Created(row)
 
     # ---------- transitions ----------
 
     def _transition(self, conn: Connection, task_id: str, from_statuses: Iterable[str], values: dict,
-                    *extra_where) -> Row | None:
+                    *extra_where) -> TaskRow | None:
         stmt = (
             update(tasks)
             .where(tasks.c.id == task_id, tasks.c.status.in_(tuple(from_statuses)), *extra_where)
             .values(**values)
             .returning(*tasks.c)
         )
-        row = conn.execute(stmt).first()
+        row = TaskRow.maybe(conn.execute(stmt).first())
         if row is not None and "status" in values:
             self._changed(conn, row, values)
         return row
 
-    def _changed(self, conn: Connection, row: Row, values: dict) -> None:
+    def _changed(self, conn: Connection, row: TaskRow, values: dict) -> None:
         log.info("task %s -> %s%s", row.id, values["status"],
                  f" ({values['error_code']})" if values.get("error_code") else "")
         if self.on_change:
             self.on_change(conn, row)
 
-    def claim_next(self, worker_id: str, now: float, running_cap: int | None = None) -> Row | None:
+    def claim_next(self, worker_id: str, now: float, running_cap: int | None = None) -> TaskRow | None:
         """Take the next queued task: `default` tier before `flex`; within one endpoint larger
         priority first, then age (the spec: "a larger value queues earlier within the same
         Endpoint"); across endpoints, the endpoint whose next task (the one it would run) is oldest
@@ -353,10 +370,10 @@ class TaskStore:
                 # Pick and mark in one statement: the picked row is locked as it is read, and rows
                 # other workers are picking at this moment are skipped instead of waited for.
                 picked = pick.with_for_update(skip_locked=True, of=t).scalar_subquery()
-                row = conn.execute(
+                row = TaskRow.maybe(conn.execute(
                     update(tasks).where(tasks.c.id == picked, tasks.c.status == TaskStatus.QUEUED)
                     .values(**running).returning(*tasks.c)
-                ).first()
+                ).first())
                 if row is not None:
                     self._changed(conn, row, running)
                 return row
@@ -394,7 +411,7 @@ class TaskStore:
                 .values(generator_state=state).returning(tasks.c.id)).first() is not None
 
     def succeed(self, task_id: str, worker_id: str, now: float, result: str,
-                video_file: str, last_frame_file: str | None) -> Row | None:
+                video_file: str, last_frame_file: str | None) -> TaskRow | None:
         with self.write.begin() as conn:
             return self._transition(conn, task_id, (TaskStatus.RUNNING,), {
                 "status": TaskStatus.SUCCEEDED, "updated_at": int(now), "finished_at": int(now), "result": result,
@@ -402,7 +419,7 @@ class TaskStore:
             }, tasks.c.worker_id == worker_id)
 
     def fail(self, task_id: str, worker_id: str | None, now: float, code: str, message: str,
-             from_statuses: tuple[str, ...] = (TaskStatus.RUNNING,)) -> Row | None:
+             from_statuses: tuple[str, ...] = (TaskStatus.RUNNING,)) -> TaskRow | None:
         extra = (tasks.c.worker_id == worker_id,) if worker_id else ()
         with self.write.begin() as conn:
             return self._transition(conn, task_id, from_statuses, {
@@ -410,14 +427,14 @@ class TaskStore:
                 "error_code": code, "error_message": message,
             }, *extra)
 
-    def cancel(self, project: str, task_id: str, now: float) -> Row | None:
+    def cancel(self, project: str, task_id: str, now: float) -> TaskRow | None:
         """queued -> cancelled; None when the task was not queued (anymore)."""
         with self.write.begin() as conn:
             return self._transition(conn, task_id, (TaskStatus.QUEUED,), {
                 "status": TaskStatus.CANCELLED, "updated_at": int(now), "finished_at": int(now),
             }, tasks.c.project == project)
 
-    def cancel_forwarded(self, project: str, task_id: str, now: float) -> Row | None:
+    def cancel_forwarded(self, project: str, task_id: str, now: float) -> TaskRow | None:
         """running -> cancelled, for a gateway's task the upstream cancelled while it was still queued
         there (its render then finds the task no longer its own and stops)."""
         with self.write.begin() as conn:
@@ -425,23 +442,23 @@ class TaskStore:
                 "status": TaskStatus.CANCELLED, "updated_at": int(now), "finished_at": int(now),
             }, tasks.c.project == project)
 
-    def delete_terminal(self, project: str, task_id: str) -> Row | None:
+    def delete_terminal(self, project: str, task_id: str) -> TaskRow | None:
         """Delete the record of a succeeded, failed or expired task, and its request as shown
         (thumbnails); returns the deleted row."""
         with self.write.begin() as conn:
-            row = conn.execute(
+            row = TaskRow.maybe(conn.execute(
                 delete(tasks)
                 .where(tasks.c.id == task_id, tasks.c.project == project,
                        tasks.c.status.in_(_DELETABLE))
                 .returning(*tasks.c)
-            ).first()
+            ).first())
             if row is not None:
                 shown_requests.forget(conn, [task_id])
         if row is not None:
             log.info("task %s deleted (was %s)", task_id, row.status)
         return row
 
-    def expire_overdue(self, now: float) -> list[Row]:
+    def expire_overdue(self, now: float) -> list[TaskRow]:
         """queued or running past `execution_expires_after` -> expired (spec section 3)."""
         with self.engine.connect() as conn:
             due = conn.execute(select(tasks.c.id).where(
@@ -459,7 +476,7 @@ class TaskStore:
                 expired.append(row)
         return expired
 
-    def requeue_stale(self, now: float, stale_after: float, max_attempts: int = L.TASK_ATTEMPTS_MAX) -> list[Row]:
+    def requeue_stale(self, now: float, stale_after: float, max_attempts: int = L.TASK_ATTEMPTS_MAX) -> list[TaskRow]:
         """Running tasks whose worker stopped beating (killed, crashed) go back to the queue, or
         fail with `TaskAttemptsExhausted` once `max_attempts` runs were lost, so a task that kills
         its worker is not run again and again until its deadline. Returns the rows changed.
@@ -487,7 +504,7 @@ class TaskStore:
                 recovered.append(row)
         return recovered
 
-    def release(self, task_id: str, worker_id: str, now: float) -> Row | None:
+    def release(self, task_id: str, worker_id: str, now: float) -> TaskRow | None:
         """running -> queued for a render its own worker gave up on a clean stop: not a lost
         run, so the attempt is given back."""
         with self.write.begin() as conn:
@@ -496,7 +513,7 @@ class TaskStore:
                 "attempts": tasks.c.attempts - 1,
             }, tasks.c.worker_id == worker_id)
 
-    def purge(self, now: float) -> list[Row]:
+    def purge(self, now: float) -> list[TaskRow]:
         """Delete records created more than 7 days ago, with their callback events and delivery
         log (an event holds a copy of the record) and their requests as shown (thumbnails); returns the
         records so files can go too.
@@ -505,11 +522,12 @@ class TaskStore:
         service that was down) the backlog may be a hundred thousand rows, and one transaction
         over all of them held the write lock for seconds, stalling every create meanwhile."""
         cutoff = oldest_kept(now)
-        purged: list[Row] = []
+        purged: list[TaskRow] = []
         while True:
             with self.write.begin() as conn:
                 batch = select(tasks.c.id).where(tasks.c.created_at < cutoff).limit(PURGE_BATCH)
-                rows = conn.execute(delete(tasks).where(tasks.c.id.in_(batch)).returning(*tasks.c)).all()
+                rows = [TaskRow.of(row) for row in
+                        conn.execute(delete(tasks).where(tasks.c.id.in_(batch)).returning(*tasks.c))]
                 _forget_callbacks(conn, [row.id for row in rows])
                 shown_requests.forget(conn, [row.id for row in rows])
             purged += rows

@@ -25,12 +25,15 @@ $(TEST_STAMP): $(BIN)/python pyproject.toml
 up: $(RUN_STAMP)
 	$(BIN)/dailies up
 
+# The type check ([tool.mypy] in pyproject.toml) runs in both, so CI (`make test`) runs it too.
 test: $(TEST_STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 bench: $(TEST_STAMP)
 	$(BIN)/python bench/render.py

@@ -14,8 +14,10 @@ from importlib.util import find_spec
 
 # The modules each extra brings that Dailies imports (their import names, not their distributions').
 MODULES: dict[str, tuple[str, ...]] = {
-    "service": ("fastapi", "uvicorn", "sqlalchemy", "av", "numpy", "PIL", "prometheus_client", "pydantic_settings"),
-    "dashboard": ("streamlit", "pandas", "altair", "fpdf", "sqlalchemy", "av", "numpy", "PIL", "pydantic_settings"),
+    "service": ("fastapi", "uvicorn", "sqlalchemy", "alembic", "av", "numpy", "PIL", "prometheus_client",
+                "pydantic_settings"),
+    "dashboard": ("streamlit", "pandas", "altair", "fpdf", "sqlalchemy", "alembic", "av", "numpy", "PIL",
+                  "pydantic_settings"),
     "team": ("psycopg", "boto3", "botocore", "cryptography", "authlib"),
 }
 

@@ -34,12 +34,12 @@ def ended_holding_reservations(store: TaskStore) -> list[TaskRow]:
     database on every sweep, so a settle that failed (a database blip, a process stopped between
     the end and the settle) is done by a later one."""
     with store.engine.connect() as conn:
-        return [TaskRow.of(row) for row in conn.execute(
+        return TaskRow.all_of(conn.execute(
             select(*tasks.c).join(ledger, ledger.c.task_id == tasks.c.id)
             .where(tasks.c.status.in_(_ENDED_HERE), tasks.c.generator_state.is_not(None),
                    ledger.c.state == "reserved")
             .order_by(tasks.c.finished_at)
-        )]
+        ))
 
 
 def settle_holds(store: TaskStore, upstream: AsksUpstream, now: float, clock: Callable[[], float]) -> None:

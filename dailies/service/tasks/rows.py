@@ -4,14 +4,16 @@ db/tables.py fails a test here, not a request in production)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from sqlalchemy import Row
 
 
-@dataclass(frozen=True, slots=True)
-class TaskRow:
+class TaskRow(NamedTuple):
+    """Immutable, and a tuple underneath: made from a row of the table's own columns without a copy
+    per field (a frozen dataclass of 30 fields cost 6 us a row, a tenth of a list's CPU)."""
+
     seq: int
     id: str
     project: str
@@ -45,12 +47,23 @@ class TaskRow:
 
     @classmethod
     def of(cls, row: Row[Any]) -> TaskRow:
-        """By column name: a statement that selected other columns fails here, loudly."""
+        """By column name: a statement that selected other columns fails here, loudly. The table's own
+        columns in order (every statement of the store) are taken as they are."""
+        if row._fields == COLUMNS:
+            return cls._make(row)
         return cls(**row._mapping)
 
     @classmethod
     def maybe(cls, row: Row[Any] | None) -> TaskRow | None:
         return None if row is None else cls.of(row)
 
+    @classmethod
+    def all_of(cls, rows: Iterable[Row[Any]]) -> list[TaskRow]:
+        """Rows of one statement: their columns are checked once, on the first."""
+        made: list[TaskRow] = []
+        for row in rows:
+            made.append(cls._make(row) if made else cls.of(row))
+        return made
 
-COLUMNS = tuple(field.name for field in fields(TaskRow))
+
+COLUMNS = TaskRow._fields

@@ -256,7 +256,7 @@ class TaskStore:
         with self.engine.connect() as conn:
             total = conn.execute(total_query, total_params).scalar_one()
             rows = conn.execute(page_query, params).all()
-        return total, [TaskRow.of(row) for row in rows]
+        return total, TaskRow.all_of(rows)
 
     def count_queued(self, conn: Connection, project: str) -> int:
         return conn.execute(_COUNT_QUEUED, {"project": project}).scalar_one()
@@ -526,8 +526,7 @@ class TaskStore:
         while True:
             with self.write.begin() as conn:
                 batch = select(tasks.c.id).where(tasks.c.created_at < cutoff).limit(PURGE_BATCH)
-                rows = [TaskRow.of(row) for row in
-                        conn.execute(delete(tasks).where(tasks.c.id.in_(batch)).returning(*tasks.c))]
+                rows = TaskRow.all_of(conn.execute(delete(tasks).where(tasks.c.id.in_(batch)).returning(*tasks.c)))
                 _forget_callbacks(conn, [row.id for row in rows])
                 shown_requests.forget(conn, [row.id for row in rows])
             purged += rows

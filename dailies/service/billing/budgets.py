@@ -81,12 +81,12 @@ def _reserve_statement():
     passed = (select(b.c.project)
               .where(b.c.project == bindparam("project"), b.c.member.in_([literal(""), bindparam("member")]),
                      or_(b.c.currency != bindparam("currency"), spent + bindparam("amount") > b.c.amount)))
-    values = select(bindparam("task_id"), bindparam("project"), bindparam("member"), bindparam("model"),
-                    bindparam("currency"), bindparam("amount"), bindparam("tokens"), literal("reserved"),
-                    bindparam("month"), bindparam("created_at")).where(~exists(passed))
     return ledger.insert().from_select(
         ["task_id", "project", "member", "model", "currency", "amount", "tokens", "state", "month", "created_at"],
-        values).returning(ledger.c.task_id)  # psycopg reports no rowcount for INSERT ... SELECT
+        select(bindparam("task_id"), bindparam("project"), bindparam("member"), bindparam("model"),
+               bindparam("currency"), bindparam("amount"), bindparam("tokens"), literal("reserved"),
+               bindparam("month"), bindparam("created_at")).where(~exists(passed)),
+    ).returning(ledger.c.task_id)  # psycopg reports no rowcount for INSERT ... SELECT
 
 
 @dataclass(frozen=True)

@@ -474,11 +474,12 @@ class UpstreamGenerator:
                     if record is not None:
                         missing_since, missing_reads = None, 0
                 status = record.get("status") if record else None
-                if status == TaskStatus.SUCCEEDED:
+                if record is not None and status == TaskStatus.SUCCEEDED:
                     progress(1.0)
                     return record
-                if status in (TaskStatus.FAILED, TaskStatus.EXPIRED, TaskStatus.CANCELLED):
-                    error = record.get("error") if isinstance(record.get("error"), dict) else {}
+                if record is not None and status in (TaskStatus.FAILED, TaskStatus.EXPIRED, TaskStatus.CANCELLED):
+                    told = record.get("error")
+                    error = told if isinstance(told, dict) else {}
                     raise UpstreamEnded(error.get("code") or f"Upstream{str(status).title()}",
                                         error.get("message") or f"The upstream task {status}.")
                 self._wait(interval, is_cancelled, woken)
@@ -526,8 +527,8 @@ class UpstreamGenerator:
         return self._get(upstream_id, key) if unseen else None
 
     def _list(self, ids: list[str], key: UpstreamKey, tier: str) -> dict[str, dict[str, Any]] | None:
-        params = [("filter.task_ids", i) for i in ids] + [("page_size", str(len(ids))),
-                                                           ("filter.service_tier", tier)]
+        params: list[tuple[str, str | int | float | bool | None]] = [("filter.task_ids", i) for i in ids]
+        params += [("page_size", str(len(ids))), ("filter.service_tier", tier)]
         started = self._monotonic()
         try:
             response = self.http.get(self.base_url + TASKS_PATH, params=params, headers=self._headers(key))
@@ -585,7 +586,8 @@ class UpstreamGenerator:
                  inputs: InputResolver | None = None) -> RenderResult:
         """Download the results before the member's task succeeds (the upstream's URLs die in 24 h),
         check them, and describe them with the upstream record's numbers."""
-        content = record.get("content") if isinstance(record.get("content"), dict) else {}
+        told = record.get("content")
+        content: dict[str, Any] = told if isinstance(told, dict) else {}
         video = job.output_dir / "upstream-video.mp4"
         self._download(content.get("video_url"), video, "video", inputs)
         head = video.read_bytes()[:12]
@@ -608,7 +610,7 @@ class UpstreamGenerator:
             resolution=record.get("resolution") or job.request.resolution or "720p",
             ratio=record.get("ratio") or "16:9", duration=record.get("duration") if not record.get("frames") else None,
             frames=record.get("frames"), frame_count=frame_count, fps=int(record.get("framespersecond") or 24),
-            seed=int(record.get("seed") if record.get("seed") is not None else job.seed),
+            seed=int(seed) if (seed := record.get("seed")) is not None else job.seed,
             generate_audio=_audio_of(record, job),
             completion_tokens=_billed_tokens(record, job, width, height, frame_count),
             tools_used=tools_used,

@@ -56,6 +56,8 @@ class Services:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.engine = make_engine(settings.database)
         self.shared_database = is_postgres(self.engine)
+        # key -> project: the team database's table (refreshed), or the keys known at start.
+        self.api_keys: shared_secrets.DatabaseKeys | dict[str, str]
         if self.shared_database:
             configured = settings.api_keys or keys_from_environment()
             options = settings.key_options if settings.api_keys else key_options_from_environment()
@@ -143,7 +145,8 @@ class Services:
         project = self.api_keys.get(key)
         if project is None:
             return None
-        options = self.api_keys.options(key) if self.shared_database else self._key_options.get(key)
+        keys = self.api_keys
+        options = keys.options(key) if isinstance(keys, shared_secrets.DatabaseKeys) else self._key_options.get(key)
         return Caller.of(key, project, options)
 
     @lru_cache(maxsize=256)  # noqa: B019 - one Services per app; the cache dies with it

@@ -32,6 +32,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TypeVar
 
 from dailies import log_format
@@ -308,8 +309,7 @@ class WorkerPool:
         if result.last_frame_path is not None:
             uploads.append((LAST_FRAME_NAME, result.last_frame_path))
         for name, path in uploads:
-            self._retry(row, lost, Dependency.STORAGE,
-                        lambda name=name, path=path: self._put_watched(row.id, name, path))
+            self._retry(row, lost, Dependency.STORAGE, partial(self._put_watched, row.id, name, path))
         return LAST_FRAME_NAME if result.last_frame_path is not None else None
 
     def _put_watched(self, task_id: str, name: str, path) -> None:

@@ -238,6 +238,7 @@ class TaskService:
             return None
         index, item = items[0]
         where = f"content[{index}].draft_task.id"
+        assert item.draft_task is not None  # the spec's models require it on a draft_task item
         row = self.store.get(project, item.draft_task.id)
         if row is None:
             # 404 as for any task id: a draft of another project answers exactly as a missing one.

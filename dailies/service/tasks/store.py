@@ -15,6 +15,7 @@ both miss an idempotency key).
 
 from __future__ import annotations
 
+import builtins
 import functools
 import logging
 import secrets
@@ -42,6 +43,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.sql.expression import Executable
 from sqlalchemy.sql.operators import custom_op
 
 from dailies.service.access import rate_limits
@@ -105,8 +107,8 @@ class _Dialect:
     """What differs between SQLite and PostgreSQL in this module."""
 
     postgres: bool
-    insert_task: object  # no row back means the id was taken (drawn twice in one second)
-    save_idempotency_key: object
+    insert_task: Executable  # no row back means the id was taken (drawn twice in one second)
+    save_idempotency_key: Executable
     # How list terms are written when `filter.task_ids` is given (see `_without_index`).
     task_ids_column: Callable[[ColumnElement], ColumnElement]
 
@@ -361,7 +363,7 @@ class TaskStore:
             .order_by(t.c.tier_rank, turns.c.age, func.coalesce(t.c.priority, 0).desc(), t.c.created_at, t.c.seq)
             .limit(1)
         )
-        running = {"status": TaskStatus.RUNNING, "worker_id": worker_id, "heartbeat_at": now,
+        claimed = {"status": TaskStatus.RUNNING, "worker_id": worker_id, "heartbeat_at": now,
                    "started_at": int(now), "updated_at": int(now), "attempts": tasks.c.attempts + 1}
         with self.write.begin() as conn:
             if self.dialect.postgres and running_cap is not None:
@@ -372,15 +374,15 @@ class TaskStore:
                 picked = pick.with_for_update(skip_locked=True, of=t).scalar_subquery()
                 row = TaskRow.maybe(conn.execute(
                     update(tasks).where(tasks.c.id == picked, tasks.c.status == TaskStatus.QUEUED)
-                    .values(**running).returning(*tasks.c)
+                    .values(**claimed).returning(*tasks.c)
                 ).first())
                 if row is not None:
-                    self._changed(conn, row, running)
+                    self._changed(conn, row, claimed)
                 return row
             task_id = conn.execute(pick).scalar()
             if task_id is None:
                 return None
-            return self._transition(conn, task_id, (TaskStatus.QUEUED,), running)
+            return self._transition(conn, task_id, (TaskStatus.QUEUED,), claimed)
 
     def heartbeat(self, task_id: str, worker_id: str, now: float) -> bool:
         """Refresh a running task's heartbeat. False when the task is no longer this worker's
@@ -458,7 +460,7 @@ class TaskStore:
             log.info("task %s deleted (was %s)", task_id, row.status)
         return row
 
-    def expire_overdue(self, now: float) -> list[TaskRow]:
+    def expire_overdue(self, now: float) -> builtins.list[TaskRow]:
         """queued or running past `execution_expires_after` -> expired (spec section 3)."""
         with self.engine.connect() as conn:
             due = conn.execute(select(tasks.c.id).where(
@@ -476,7 +478,8 @@ class TaskStore:
                 expired.append(row)
         return expired
 
-    def requeue_stale(self, now: float, stale_after: float, max_attempts: int = L.TASK_ATTEMPTS_MAX) -> list[TaskRow]:
+    def requeue_stale(self, now: float, stale_after: float,
+                      max_attempts: int = L.TASK_ATTEMPTS_MAX) -> builtins.list[TaskRow]:
         """Running tasks whose worker stopped beating (killed, crashed) go back to the queue, or
         fail with `TaskAttemptsExhausted` once `max_attempts` runs were lost, so a task that kills
         its worker is not run again and again until its deadline. Returns the rows changed.
@@ -513,7 +516,7 @@ class TaskStore:
                 "attempts": tasks.c.attempts - 1,
             }, tasks.c.worker_id == worker_id)
 
-    def purge(self, now: float) -> list[TaskRow]:
+    def purge(self, now: float) -> builtins.list[TaskRow]:
         """Delete records created more than 7 days ago, with their callback events and delivery
         log (an event holds a copy of the record) and their requests as shown (thumbnails); returns the
         records so files can go too.
@@ -522,7 +525,7 @@ class TaskStore:
         service that was down) the backlog may be a hundred thousand rows, and one transaction
         over all of them held the write lock for seconds, stalling every create meanwhile."""
         cutoff = oldest_kept(now)
-        purged: list[TaskRow] = []
+        purged: builtins.list[TaskRow] = []
         while True:
             with self.write.begin() as conn:
                 batch = select(tasks.c.id).where(tasks.c.created_at < cutoff).limit(PURGE_BATCH)

@@ -8,6 +8,7 @@ databases and buckets freely, and nothing outlives the run.
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import itertools
 import json
@@ -32,29 +33,48 @@ class ServerUnavailable(RuntimeError):
     """The server cannot be started on this machine (its binary is missing); says what to install."""
 
 
-# Under pytest-xdist, each worker hands out ports from a block of its own, below Linux's ephemeral
-# range (32768-60999): a port from bind(0) is free only until the probe's socket closes, and until
-# the server binds it another worker's bind(0), or any outgoing connection, may be given the same one.
-_WORKER_PORTS = 1000
-_FIRST_WORKER_PORT = 20000
+# Each test process (an xdist worker, or pytest alone) hands out ports from a block of its own, below
+# Linux's ephemeral range (32768-60999): a port from bind(0) is free only until the probe's socket
+# closes, and until the server binds it another process's bind(0), or any outgoing connection, may be
+# given the same one. A block is held with a lock file for the life of the process, so two test runs
+# on one machine (two people, or a run beside a benchmark) never share one: with blocks numbered by
+# xdist's worker alone, a second run's servers answered the first run's health checks.
+_BLOCK_PORTS = 1000
+_FIRST_PORT = 20000
+_BLOCKS = (32768 - _FIRST_PORT) // _BLOCK_PORTS
 _next_port = itertools.count()
+_held_block: tuple[int, object] | None = None
 
 
-def _worker_number() -> int | None:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ... (unset without xdist)
-    return int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else None
+def _port_block() -> int | None:
+    """The first port of this process's block; None when every block is held (then: bind(0))."""
+    global _held_block
+    if _held_block is None:
+        folder = Path(tempfile.gettempdir()) / "dailies-test-ports"
+        folder.mkdir(exist_ok=True)
+        for block in range(_BLOCKS):
+            lock = open(folder / f"block-{block}.lock", "w")  # noqa: SIM115 - held until the process exits
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                lock.close()
+                continue
+            _held_block = (block, lock)
+            break
+        else:
+            return None
+    return _FIRST_PORT + _held_block[0] * _BLOCK_PORTS
 
 
 def free_port() -> int:
     """A loopback port nothing is bound to, for a server about to start."""
-    worker = _worker_number()
-    if worker is None or worker >= (32768 - _FIRST_WORKER_PORT) // _WORKER_PORTS:
+    base = _port_block()
+    if base is None:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             return sock.getsockname()[1]
-    base = _FIRST_WORKER_PORT + worker * _WORKER_PORTS
-    for _ in range(_WORKER_PORTS):
-        port = base + next(_next_port) % _WORKER_PORTS
+    for _ in range(_BLOCK_PORTS):
+        port = base + next(_next_port) % _BLOCK_PORTS
         with socket.socket() as sock:
             try:
                 # No SO_REUSEADDR: a port still in TIME_WAIT from an earlier server is passed over.
@@ -62,7 +82,7 @@ def free_port() -> int:
             except OSError:
                 continue
             return port
-    raise RuntimeError(f"no free port in {base}-{base + _WORKER_PORTS - 1}")
+    raise RuntimeError(f"no free port in {base}-{base + _BLOCK_PORTS - 1}")
 
 
 def _wait_for(probe, timeout: float, what: str, log: Path | None = None) -> None:

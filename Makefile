@@ -71,7 +71,7 @@ $(LOWEST_STAMP): $(LOWEST)/bin/python pyproject.toml constraints/lowest.txt cons
 
 test-lowest: $(LOWEST_STAMP)
 	env -u CI $(LOWEST)/bin/python -m pytest tests/spec tests/client tests/service tests/dashboard tests/generator \
-		tests/cli tests/callbacks -q -p no:cacheprovider -x
+		tests/cli -q -p no:cacheprovider -x
 
 clean:
 	rm -rf $(VENV)

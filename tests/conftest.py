@@ -185,7 +185,7 @@ def module_backend(request) -> Iterator[Backend]:
 # The longest work units (measured on 2 cores), handed out first under xdist so that none is left to
 # run at the end while the other worker idles: the browser's, then the multi-process fault tests.
 LONGEST_FIRST = ["tests/browser", "tests/team/test_faults.py", "tests/team/test_cluster.py",
-                 "tests/service/test_sdk_and_processes.py", "tests/service/test_gateway.py",
+                 "tests/service/api/test_sdk_and_processes.py", "tests/service/gateway/test_gateway.py",
                  # Each starts real processes (a wheel and a venv; serve, worker, dashboard and up; a dashboard).
                  "tests/install/test_core_install.py", "tests/cli/test_log_format.py",
                  "tests/cli/test_serve_options.py", "tests/cli/test_dashboard_stops.py"]
@@ -227,7 +227,7 @@ def _set_nodeid(item: pytest.Item, nodeid: str) -> None:
 
 def pytest_collection_modifyitems(config, items):
     # pytest-xdist hands out tests by id, so tests sharing one would run once, the others silently
-    # never: schemathesis's items (tests/service/test_fuzz_openapi.py, one per API operation) all
+    # never: schemathesis's items (tests/service/api/test_fuzz_openapi.py, one per API operation) all
     # carry their function's id under pytest 9.2; each is given the id pytest gives a parametrized
     # test, its name.
     ids = Counter(item.nodeid for item in items)

@@ -18,8 +18,8 @@ import pytest
 from sqlalchemy import create_engine, select
 
 from dailies.service.db.tables import callback_events, tasks
+from tests.service.callbacks.receiver import Receiver
 
-from ..callbacks.receiver import Receiver
 from ..conftest import TEST_BUCKET
 from ..processes import Serve, Worker
 from ..waiting import wait_for

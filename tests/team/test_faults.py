@@ -26,8 +26,8 @@ from sqlalchemy import create_engine, inspect, select, text
 from dailies.service.db import migrate
 from dailies.service.db.schema import SERVICE
 from dailies.service.db.tables import tasks
+from tests.service.callbacks.receiver import Receiver
 
-from ..callbacks.receiver import Receiver
 from ..conftest import started_postgres, started_s3
 from ..processes import Serve, Worker
 from ..servers import free_port

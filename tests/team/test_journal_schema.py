@@ -14,9 +14,9 @@ from dailies.journal.schema import JOURNAL, POSTGRES_PREFIX, _define
 from dailies.service.db import migrate
 from dailies.service.db.engine import open_engine
 from dailies.service.db.writer import writer
+from tests.service.db.test_schema import ddl_of, locks_of, statements_while
 
 from ..dashboard.test_journal_scopes import BASE, KEY_A, TASK
-from ..service.test_schema import ddl_of, locks_of, statements_while
 
 
 def open_journal(backend, tmp_path) -> Journal:

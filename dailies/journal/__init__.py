@@ -3,8 +3,8 @@ dashboards of a team.
 
 The list endpoint returns neither prompts nor inputs (spec 2.5), result URLs die after 24 hours
 and records after 7 days. The journal keeps what the dashboard sent (prompt, inputs with
-thumbnails, parameters, batch), what reviewers decided (verdict, stars, notes) and where kept
-copies of videos are, keyed by task id, for as long as the user wants them.
+thumbnails, parameters, batch), what reviewers decided (statuses with their history, stars,
+comments) and where kept copies of videos are, keyed by task id, for as long as the user wants them.
 
 One dashboard serves many people, each with their own key, so every row belongs to a scope: the
 connection that wrote it (base URL + fingerprint of the key, never the key). `journal.scoped(scope)`
@@ -35,21 +35,25 @@ DAILIES_DATABASE_URL / DAILIES_STORAGE, as `dailies dashboard` passes them; "" m
 Its parts: `schema` (the tables, the engine, the migrations), `scope`, `view` (what every
 part stands on: the store, the scope, the reads and writes), `submissions` (batches, submissions),
 `inputs` (the uploads a submission sent, stored once), `records` (the last record seen of each task),
-`reviews` (the per-key verdicts, stars and notes of the previous release), `statuses` (review status per
-version with its history, each person's stars), `comments` (threads with timecodes, replies,
-resolution), `shots` (versions of a shot), `adopt` (a per-key journal and its verdicts brought into
-a project's scope, `Scope.of_project`), `kept` (kept copies), `bucket` (the team's bucket), `preferences`.
+`statuses` (review status per version with its history, each person's stars), `comments` (threads with
+timecodes, replies, resolution), `shots` (versions of a shot), `adopt` (a per-key journal brought into a
+project's scope, `Scope.of_project`, and the previous release's per-key verdicts, stars and notes, table
+`reviews`, turned into statuses, stars and comments), `kept` (kept copies), `bucket` (the team's bucket),
+`preferences`, `shares` (share links and a guest's view).
+
+Each part is a class that inherits the parts it stands on (`View` at the bottom; `ShotsMixin` reads
+`KeptFilesMixin`'s copies, `SharesMixin` checks kept copies and writes statuses and comments), so every
+call between parts is one the type checker sees; `Journal` is all of them.
 """
 
 from __future__ import annotations
 
 from .adopt import AdoptMixin
 from .comments import Comment, thread
-from .inputs import STORED_PREFIX, StoredInputsMixin
-from .kept import KeptFile, KeptFilesMixin
+from .inputs import STORED_PREFIX
+from .kept import KeptFile
 from .preferences import PreferencesMixin
 from .records import RecordsMixin
-from .reviews import VERDICTS, Review, ReviewsMixin
 from .schema import POSTGRES_PREFIX, UNSCOPED
 from .scope import Scope
 from .shares import Share, ShareRefused, SharesMixin
@@ -73,11 +77,9 @@ __all__ = [
     "STORAGE_ENV",
     "STORED_PREFIX",
     "UNSCOPED",
-    "VERDICTS",
     "InputRef",
     "Journal",
     "KeptFile",
-    "Review",
     "Scope",
     "Share",
     "ShareRefused",
@@ -85,8 +87,7 @@ __all__ = [
 ]
 
 
-class Journal(SubmissionsMixin, StoredInputsMixin, RecordsMixin, ReviewsMixin, KeptFilesMixin, PreferencesMixin,
-              AdoptMixin, ShotsMixin, SharesMixin):
+class Journal(SubmissionsMixin, RecordsMixin, PreferencesMixin, AdoptMixin, ShotsMixin, SharesMixin):
     """A view of the journal: one scope's rows (`scoped`), or every scope's (the constructor).
 
     `database_url` and `storage` default to DAILIES_DATABASE_URL and DAILIES_STORAGE; "" (or

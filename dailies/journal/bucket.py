@@ -165,9 +165,12 @@ class JournalBucket:
 def _as_bucket_error(what: str) -> Iterator[None]:
     """boto3's and botocore's errors (refused, unreachable, no credentials, timed out) as BucketError,
     an OSError, which is what the dashboard's pages handle for a file that cannot be read or written."""
+    # RuntimeError: S3Storage.url without credentials. Named before the `try`: mypy cannot type a
+    # starred tuple written in the `except` clause.
+    errors: tuple[type[BaseException], ...] = (*_bucket_errors(), RuntimeError)
     try:
         yield
-    except (*_bucket_errors(), RuntimeError) as exc:  # RuntimeError: S3Storage.url without credentials
+    except errors as exc:
         raise BucketError(f"{what}: {exc}") from exc
 
 

@@ -30,8 +30,10 @@ from sqlalchemy import func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from ..spec.results import VIDEO_NAME
+from .comments import Comment, CommentsMixin
+from .kept import KeptFile, KeptFilesMixin
 from .scope import Scope
-from .view import View
+from .statuses import StatusChange
 
 MAX_ATTEMPTS = 5
 LOCK_SECONDS = 15 * 60
@@ -131,8 +133,9 @@ class Share:
         return Scope(self.scope_base_url, self.scope_key, author=author)
 
 
-class SharesMixin(View):
-    """Stands on View; `kept` and `scoped` come from the Journal it is part of."""
+class SharesMixin(KeptFilesMixin, CommentsMixin):
+    """Stands on KeptFilesMixin (a share plays kept copies) and CommentsMixin (a guest's comments and
+    statuses)."""
 
     def _share(self, row: Any) -> Share:
         return Share(row.id, row.scope, row.scope_base_url, row.scope_key, tuple(json.loads(row.task_ids)),
@@ -152,7 +155,7 @@ class SharesMixin(View):
             raise ValueError("a share needs at least one task")
         if not expires_in > 0:
             raise ValueError("a share expires in a positive time")
-        missing = [t for t in ids if VIDEO_NAME not in self.kept(t)]  # type: ignore[attr-defined]
+        missing = [t for t in ids if VIDEO_NAME not in self.kept(t)]
         if missing:
             raise ValueError("no kept copy of " + ", ".join(missing) + ": keep the video first")
         now = time.time() if now is None else now
@@ -262,7 +265,7 @@ class SharesMixin(View):
 class GuestView:
     """A share's window on its scope: every call takes a task id and refuses one not in the share."""
 
-    def __init__(self, share: Share, view: Any) -> None:
+    def __init__(self, share: Share, view: SharesMixin) -> None:
         self.share = share
         self._view = view
 
@@ -275,7 +278,7 @@ class GuestView:
             raise PermissionError(f"{task_id!r} is not in this share")
         return task_id
 
-    def kept(self, task_id: str):
+    def kept(self, task_id: str) -> dict[str, KeptFile]:
         return self._view.kept(self._check(task_id))
 
     def prompt(self, task_id: str) -> str | None:
@@ -287,7 +290,7 @@ class GuestView:
     def status_of(self, task_id: str) -> str:
         return self._view.status_of(self._check(task_id))
 
-    def comments(self, task_id: str) -> list:
+    def comments(self, task_id: str) -> list[Comment]:
         """The version's thread, everyone's (the team's and guests'), for a share that takes comments: a
         guest invited to comment joins the conversation and sees who said what; a share that only
         shows the pictures shows none of the team's notes."""
@@ -295,7 +298,8 @@ class GuestView:
             return []
         return self._view.comments([self._check(task_id)]).get(task_id, [])
 
-    def add_comment(self, task_id: str, body: str, timecode: float | None = None, now: float | None = None):
+    def add_comment(self, task_id: str, body: str, timecode: float | None = None,
+                    now: float | None = None) -> Comment:
         if not self.share.allow_comments:
             raise PermissionError("this share does not take comments")
         self._check(task_id)
@@ -309,7 +313,7 @@ class GuestView:
                              f"{GUEST_COMMENT_WINDOW_S // 60} minutes: wait a few minutes before posting more")
         return self._view.add_comment(task_id, body, timecode=timecode, at=now)
 
-    def set_status(self, task_id: str, status: str, now: float | None = None):
+    def set_status(self, task_id: str, status: str, now: float | None = None) -> StatusChange | None:
         """The version's new status, signed by the guest; None when it had it already (nothing written)."""
         if not self.share.allow_status:
             raise PermissionError("this share does not take statuses")

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from ..spec.lifetimes import oldest_kept
 from ..spec.results import VIDEO_NAME
 from ..spec.statuses import TaskStatus
-from .view import View
+from .kept import KeptFilesMixin
 
 # How a version came from its parent.
 HOWS = ("rerun", "edit", "final", "chain")
@@ -31,7 +31,9 @@ class ShotLink:
     created_at: float
 
 
-class ShotsMixin(View):
+class ShotsMixin(KeptFilesMixin):
+    """Stands on KeptFilesMixin: a kept video makes a version a known result."""
+
     def link_version(self, task_id: str, parent_id: str, how: str, at: float | None = None) -> ShotLink:
         """Record that `task_id` is a new version of the shot `parent_id` belongs to."""
         if how not in HOWS:
@@ -81,7 +83,7 @@ class ShotsMixin(View):
             return set()
         kept = self._table("kept")
         found = {row.task_id for row in self._preferred("kept", kept.c.task_id.in_(ids), kept.c.name == VIDEO_NAME)
-                 if self._kept_file(row) is not None}  # KeptFilesMixin's, beside this one in Journal
+                 if self._kept_file(row) is not None}
         window = oldest_kept(time.time() if now is None else now)
         for task_id, record in self._by_task("records", [t for t in ids if t not in found],
                                              lambda row: json.loads(row.record)).items():

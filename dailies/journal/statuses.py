@@ -25,7 +25,7 @@ REJECTED = "rejected"
 STATUSES = (PENDING, APPROVED, CHANGES_REQUESTED, REJECTED)
 STATUS_LABELS = {PENDING: "Pending review", APPROVED: "Approved", CHANGES_REQUESTED: "Changes requested",
                  REJECTED: "Rejected"}
-# The legacy per-key verdicts (reviews.py) as statuses, for the migration (adopt.py).
+# The previous release's per-key verdicts (table `reviews`) as statuses, for adopt.py's conversion.
 FROM_VERDICT = {"approved": APPROVED, "rejected": REJECTED}
 
 

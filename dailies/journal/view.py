@@ -21,7 +21,7 @@ SOMEONE = "Someone"  # the author of what is written through a view that knows n
 
 
 class View:
-    """The base of `Journal` (dailies.journal), which adds the parts (submissions, reviews, ...)."""
+    """The base of `Journal` (dailies.journal), which adds the parts (submissions, statuses, ...)."""
 
     def __init__(self, path: Path, *, database_url: str | None = None, storage: str | None = None,
                  _store: Store | None = None, _scope: Scope | None = None) -> None:

@@ -25,6 +25,7 @@ from dailies.client import Client
 from dailies.journal import Journal, Scope, Submission
 
 from ..live_service import start_live_service, wait_until_listed
+from ..support.legacy_reviews import write_review
 
 VIEWS = Path(__file__).resolve().parents[2] / "dashboard" / "views"
 V2 = "doubao-seedance-2-0-260128"
@@ -227,7 +228,7 @@ def test_rows_from_before_scopes_are_nobodys_on_a_team_dashboard(team_env, tasks
     old.record_submission(Submission(
         task_id=bravo_task, batch_id=None, submitted_at=time.time(), base_url=team_env.base_url, model=V15,
         mode="text", prompt="a prompt from the old shared journal", request=small("x", V15)))
-    old.set_review(bravo_task, verdict="rejected", notes="an old note")
+    write_review(old, bravo_task, verdict="rejected", notes="an old note")  # the previous release's
     bravo = session("review.py", KEY_B)
     no_errors(bravo)
     assert "old shared journal" not in everything_shown(bravo) and "an old note" not in everything_shown(bravo)

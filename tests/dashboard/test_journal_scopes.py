@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from dailies.journal import Journal, Scope, Submission
+from dailies.journal.statuses import APPROVED, PENDING, REJECTED
 from dailies.spec.media import encode_data_url
+
+from ..support.legacy_reviews import legacy_review, legacy_reviews
 
 BASE = "http://127.0.0.1:8000/api/v3"
 KEY_A = "team-key-0001-alpha-7f3a9c"
@@ -45,30 +48,37 @@ def test_two_keys_share_nothing(journal):
     a, b = journal.scoped(Scope.of(BASE, KEY_A)), journal.scoped(Scope.of(BASE, KEY_B))
     batch = a.new_batch("alpha batch", "text")
     a.record_submission(submission(TASK, "alpha prompt", batch))
-    a.set_review(TASK, verdict="approved", stars=5, notes="alpha notes")
+    a.set_status(TASK, APPROVED)
+    a.rate(TASK, 5)
+    a.add_comment(TASK, "alpha notes")
     a.save_records([{"id": TASK, "status": "succeeded"}])
     kept_file(a, TASK, b"alpha video")
     a.set_preference("keep.auto", True)
 
     assert a.submission(TASK).prompt == "alpha prompt" and [s.task_id for s in a.batch(batch)] == [TASK]
-    assert [x["size"] for x in a.batches()] == [1] and a.review(TASK).notes == "alpha notes"
+    assert [x["size"] for x in a.batches()] == [1] and [c.body for c in a.comments([TASK])[TASK]] == ["alpha notes"]
+    assert a.status_of(TASK) == APPROVED and list(a.ratings([TASK])[TASK].values()) == [5]
     assert a.record(TASK) and set(a.kept(TASK)) == {"video.mp4"} and a.preference("keep.auto") is True
     assert a.submitted_models() == [a.submission(TASK).model]
 
     assert b.submission(TASK) is None and b.submissions([TASK]) == {} and b.submitted_models() == []
     assert b.batches() == [] and b.batch(batch) == []
-    assert b.review(TASK).verdict is None and b.reviews([TASK]) == {}
+    assert b.status_of(TASK) == PENDING and b.statuses([TASK]) == {} and b.status_history(TASK) == []
+    assert b.ratings([TASK]) == {} and b.comments([TASK]) == {}
     assert b.record(TASK) is None and b.kept(TASK) == {} and b.all_kept() == []
     assert b.preference("keep.auto", False) is False
 
 
 def test_two_keys_of_one_project_review_and_keep_one_task_apart(journal):
-    """Both keys see the task on the service; each has its own verdict and its own kept copy."""
+    """Both keys see the task on the service; each has its own status, notes and kept copy."""
     a, b = journal.scoped(Scope.of(BASE, KEY_A)), journal.scoped(Scope.of(BASE, KEY_B))
-    a.set_review(TASK, verdict="approved", notes="a")
-    b.set_review(TASK, verdict="rejected", notes="b")
+    a.set_status(TASK, APPROVED)
+    a.add_comment(TASK, "a")
+    b.set_status(TASK, REJECTED)
+    b.add_comment(TASK, "b")
     path_a, path_b = kept_file(a, TASK, b"copy a"), kept_file(b, TASK, b"copy b")
-    assert (a.review(TASK).verdict, b.review(TASK).verdict) == ("approved", "rejected")
+    assert (a.status_of(TASK), b.status_of(TASK)) == (APPROVED, REJECTED)
+    assert [c.body for c in a.comments([TASK])[TASK]] == ["a"] and [c.body for c in b.comments([TASK])[TASK]] == ["b"]
     assert path_a != path_b and path_a.read_bytes() == b"copy a" and path_b.read_bytes() == b"copy b"
     assert a.kept(TASK)["video.mp4"].path == path_a and b.kept(TASK)["video.mp4"].path == path_b
     assert KEY_A not in str(path_a) and "alpha" not in str(path_a)  # folders are named by a hash
@@ -76,8 +86,9 @@ def test_two_keys_of_one_project_review_and_keep_one_task_apart(journal):
 
 def test_one_key_on_two_services_keeps_two_journals(journal):
     here, there = Scope.of(BASE, KEY_A), Scope.of("https://ark.example.com/api/v3", KEY_A)
-    journal.scoped(here).set_review(TASK, notes="local")
-    assert journal.scoped(there).review(TASK).notes == ""
+    journal.scoped(here).add_comment(TASK, "local")
+    journal.scoped(here).set_status(TASK, APPROVED)
+    assert journal.scoped(there).comments([TASK]) == {} and journal.scoped(there).status_of(TASK) == PENDING
 
 
 def test_scope_names_hold_a_fingerprint_never_the_key():
@@ -163,7 +174,7 @@ def test_a_version_0_file_is_migrated_with_its_rows_unscoped(old_file):
     assert not {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE name LIKE '%_v0'")}
     db.close()
     # The unscoped view (tests, maintenance) reads them as before.
-    assert journal.submission(TASK).prompt == "old prompt" and journal.review(TASK).notes == "old notes"
+    assert journal.submission(TASK).prompt == "old prompt" and legacy_review(journal, TASK).notes == "old notes"
     assert journal.kept(TASK)["video.mp4"].path.read_bytes() == b"old video"
     assert journal.preference("keep.auto") is True and journal.batches()[0]["size"] == 1
     Journal(old_file).close()  # opening a migrated file again changes nothing
@@ -173,13 +184,15 @@ def test_old_rows_are_the_default_connections_only(old_file):
     journal = Journal(old_file)
     owner = journal.scoped(Scope.of(BASE, KEY_A, include_unscoped=True))
     other = journal.scoped(Scope.of(BASE, KEY_B))
-    assert owner.submission(TASK).prompt == "old prompt" and owner.review(TASK).verdict == "approved"
+    assert owner.submission(TASK).prompt == "old prompt" and legacy_review(owner, TASK).verdict == "approved"
     assert set(owner.kept(TASK)) == {"video.mp4"} and owner.record(TASK) == {"id": TASK}
     assert [b["label"] for b in owner.batches()] == ["old batch"] and owner.preference("keep.auto") is True
-    assert other.submission(TASK) is None and other.review(TASK).verdict is None and other.kept(TASK) == {}
+    assert other.submission(TASK) is None and legacy_reviews(other, [TASK]) == {} and other.kept(TASK) == {}
     assert other.batches() == [] and other.record(TASK) is None and other.preference("keep.auto") is None
     # The owner's own writes win over the old row, which stays as it was.
-    owner.set_review(TASK, verdict="rejected")
-    assert owner.review(TASK).verdict == "rejected" and owner.review(TASK).notes == "old notes"
-    assert owner.reviews([TASK])[TASK].verdict == "rejected"
-    assert journal.review(TASK).verdict == "rejected"  # the unscoped view prefers a scoped row too
+    owner.record_submission(submission(TASK, "new prompt"))
+    assert owner.submission(TASK).prompt == "new prompt" and owner.submissions([TASK])[TASK].prompt == "new prompt"
+    assert journal.submission(TASK).prompt == "new prompt"  # the unscoped view prefers a scoped row too
+    db = sqlite3.connect(old_file)
+    assert db.execute("SELECT prompt FROM submissions WHERE scope = ''").fetchall() == [("old prompt",)]
+    db.close()

@@ -26,6 +26,7 @@ from dailies.journal import Journal, Scope, Submission
 from dailies.spec.catalog import Region
 
 from ..live_service import start_live_service, wait_until_listed
+from ..support.legacy_reviews import write_review
 from .test_compose import compose, created_ids, rerun, send
 from .test_compose import setup as compose_setup
 
@@ -390,7 +391,7 @@ def test_kept_result_stays_after_its_task_is_deleted_and_the_service_stops(env, 
             task_id = client.tasks.create(small("kept forever")).id
             record = client.wait(task_id, timeout=120, poll_interval=0.1)
             keep_result(client, env, record)
-            env.set_review(task_id, verdict="approved", stars=5)  # the previous release's: adopted
+            write_review(env, task_id, verdict="approved", stars=5)  # the previous release's: adopted
             client.tasks.delete(task_id)
         at = open_review()
         assert not at.exception

@@ -1,6 +1,6 @@
 """A dashboard given a database URL and a bucket (DAILIES_DATABASE_URL, DAILIES_STORAGE) shows what another
 machine's dashboard journaled: the Tasks page of a task deleted from the service plays the copy the other
-machine kept, from its presigned URL, with the record and verdict the other machine wrote."""
+machine kept, from its presigned URL, with the record and status the other machine wrote."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from components.common import data
 from dailies.client import Client
 from dailies.journal import DATABASE_ENV, STORAGE_ENV, Journal, Scope
+from dailies.journal.statuses import APPROVED
 from dailies.spec.results import VIDEO_NAME
 
 from ..conftest import open_backend
@@ -33,11 +34,12 @@ def test_a_copy_kept_on_another_machine_plays_here(dashboard_env, team_backend, 
         task_id = client.tasks.create({"model": "doubao-seedance-2-0-260128", "resolution": "480p", "duration": 4,
                                        "content": [{"type": "text", "text": "kept on machine A"}]}).id
         record = client.wait(task_id, timeout=120, poll_interval=0.1)
-        # Machine A (its own data directory) journals the task, a verdict and a kept copy.
+        # Machine A (its own data directory) journals the task, a status and a kept copy.
         machine_a = Journal(tmp_path / "machine-a" / "journal.sqlite3")
         mine = machine_a.scoped(Scope.of(dashboard_env.base_url, dashboard_env.api_key))
         data.remember(mine, [record])
-        mine.set_review(task_id, verdict="approved", notes="from machine A")
+        mine.set_status(task_id, APPROVED)
+        mine.add_comment(task_id, "from machine A")
         copy = mine.keep_path(task_id, VIDEO_NAME)
         copy.parent.mkdir(parents=True)
         client.download(record.content.video_url, copy)

@@ -3,7 +3,7 @@ directory (the default), and PostgreSQL + an S3 bucket shared by a team's dashbo
 
 "Two machines" are two Journal objects with two data directories: on pg+s3 they share only the database
 and the bucket; on sqlite (one machine) two processes share the file. Either way each sees the other's
-submissions, verdicts and kept copies of its own scope, and never another scope's.
+submissions, statuses, comments and kept copies of its own scope, and never another scope's.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from sqlalchemy import create_engine, inspect
 from dailies import launcher
 from dailies.journal import DATABASE_ENV, POSTGRES_PREFIX, STORAGE_ENV, Journal, Scope
 from dailies.journal.bucket import journal_root
+from dailies.journal.statuses import APPROVED, PENDING, REJECTED
 from dailies.spec.media import encode_data_url
 
 from ..conftest import open_backend
@@ -78,8 +79,10 @@ def test_every_part_of_the_journal_round_trips_and_scopes_stay_apart(machines):
     batch = a.new_batch("alpha batch", "text")
     a.record_submission(submission(TASK, "alpha prompt", batch))
     a.record_submission(submission("cgt-2", "second", batch))
-    a.set_review(TASK, verdict="approved", stars=5, notes="alpha notes")
-    a.set_review(TASK, stars=4)  # the other parts stay
+    a.set_status(TASK, APPROVED)
+    a.rate(TASK, 5)
+    a.rate(TASK, 4)  # a person's stars are changed, the status stays
+    a.add_comment(TASK, "alpha notes")
     a.save_records([{"id": TASK, "status": "succeeded"}, {"id": TASK, "status": "succeeded", "seed": 7}])
     keep(a, TASK, "video.mp4", VIDEO)
     a.set_preference("keep.auto", True)
@@ -88,8 +91,9 @@ def test_every_part_of_the_journal_round_trips_and_scopes_stay_apart(machines):
     assert a.submission(TASK).prompt == "alpha prompt" and [s.task_id for s in a.batch(batch)] == [TASK, "cgt-2"]
     assert set(a.submissions([TASK, "cgt-2", "cgt-missing"])) == {TASK, "cgt-2"}
     assert [(x["label"], x["size"]) for x in a.batches()] == [("alpha batch", 2)]
-    assert a.review(TASK) == a.reviews([TASK])[TASK]
-    assert (a.review(TASK).verdict, a.review(TASK).stars, a.review(TASK).notes) == ("approved", 4, "alpha notes")
+    assert a.status_of(TASK) == a.statuses([TASK])[TASK].status == APPROVED
+    assert a.ratings([TASK]) == {TASK: {a.author: 4}}
+    assert [c.body for c in a.comments([TASK])[TASK]] == ["alpha notes"]
     assert a.record(TASK) == {"id": TASK, "status": "succeeded", "seed": 7}  # the last of one batch wins
     assert a.preference("keep.auto") is False and a.submitted_models() == ["doubao-seedance-2-0-260128"]
     assert set(a.kept(TASK)) == {"video.mp4"} and [k.task_id for k in a.all_kept()] == [TASK]
@@ -97,14 +101,15 @@ def test_every_part_of_the_journal_round_trips_and_scopes_stay_apart(machines):
 
     assert b.submission(TASK) is None and b.submissions([TASK]) == {} and b.submitted_models() == []
     assert b.batches() == [] and b.batch(batch) == []
-    assert b.review(TASK).verdict is None and b.reviews([TASK]) == {}
+    assert b.status_of(TASK) == PENDING and b.statuses([TASK]) == {} and b.status_history(TASK) == []
+    assert b.ratings([TASK]) == {} and b.comments([TASK]) == {}
     assert b.record(TASK) is None and b.kept(TASK) == {} and b.all_kept() == []
     assert b.preference("keep.auto", "unset") == "unset"
     # The unscoped view (tests, maintenance) sees every scope.
     assert journal.submission(TASK).prompt == "alpha prompt" and set(journal.kept(TASK)) == {"video.mp4"}
 
 
-def test_two_machines_share_submissions_verdicts_and_kept_copies_of_their_scope_only(machines):
+def test_two_machines_share_submissions_statuses_and_kept_copies_of_their_scope_only(machines):
     here, there = machines("machine-a"), machines("machine-b")
     alpha_a, alpha_b = (j.scoped(Scope.of(BASE, KEY_A)) for j in (here, there))
     bravo_b = there.scoped(Scope.of(BASE, KEY_B))
@@ -113,7 +118,9 @@ def test_two_machines_share_submissions_verdicts_and_kept_copies_of_their_scope_
 
     batch = alpha_a.new_batch("shot 12", "text")
     alpha_a.record_submission(submission(TASK, "kite over the dunes", batch, request))
-    alpha_a.set_review(TASK, verdict="approved", stars=4, notes="keep the wind")
+    alpha_a.set_status(TASK, APPROVED)
+    alpha_a.rate(TASK, 4)
+    alpha_a.add_comment(TASK, "keep the wind")
     alpha_a.save_records([{"id": TASK, "status": "succeeded"}])
     kept = {name: keep(alpha_a, TASK, name, content) for name, content in (("video.mp4", VIDEO),
                                                                            ("last_frame.png", FRAME))}
@@ -123,18 +130,21 @@ def test_two_machines_share_submissions_verdicts_and_kept_copies_of_their_scope_
     assert alpha_b.submission(TASK).prompt == "kite over the dunes"
     assert [s.task_id for s in alpha_b.batch(batch)] == [TASK]
     assert alpha_b.restore_request(alpha_b.submission(TASK).request) == request  # the stored upload
-    assert alpha_b.review(TASK).notes == "keep the wind" and alpha_b.record(TASK) == {"id": TASK, "status": "succeeded"}
+    assert [c.body for c in alpha_b.comments([TASK])[TASK]] == ["keep the wind"]
+    assert alpha_b.status_of(TASK) == APPROVED and alpha_b.ratings([TASK]) == {TASK: {alpha_a.author: 4}}
+    assert alpha_b.record(TASK) == {"id": TASK, "status": "succeeded"}
     assert alpha_b.preference("keep.auto") is True and alpha_b.batches()[0]["size"] == 1
     on_b = alpha_b.kept(TASK)
     assert set(on_b) == {"video.mp4", "last_frame.png"}
     assert played(on_b["video.mp4"]) == VIDEO and on_b["last_frame.png"].read_bytes() == FRAME
     assert on_b["video.mp4"].location == kept["video.mp4"].location
-    # A verdict changed on B is the one A reads.
-    alpha_b.set_review(TASK, verdict="rejected")
-    assert alpha_a.review(TASK).verdict == "rejected" and alpha_a.review(TASK).notes == "keep the wind"
+    # A status changed on B is the one A reads.
+    alpha_b.set_status(TASK, REJECTED)
+    assert alpha_a.status_of(TASK) == REJECTED and [c.body for c in alpha_a.comments([TASK])[TASK]] == ["keep the wind"]
 
     # Another person on machine B: nothing of alpha's, not even with the reference in hand.
-    assert bravo_b.submission(TASK) is None and bravo_b.review(TASK).verdict is None
+    assert bravo_b.submission(TASK) is None and bravo_b.status_of(TASK) == PENDING
+    assert bravo_b.comments([TASK]) == {} and bravo_b.ratings([TASK]) == {}
     assert bravo_b.kept(TASK) == {} and bravo_b.all_kept() == [] and bravo_b.batches() == []
     assert bravo_b.record(TASK) is None and bravo_b.preference("keep.auto") is None
     with pytest.raises(FileNotFoundError):
@@ -175,14 +185,14 @@ def test_a_dashboard_without_the_bucket_does_not_offer_copies_it_cannot_play(tea
 def test_the_unscoped_view_prefers_a_scoped_row_then_the_latest_written(machines):
     journal = machines("a")
     a, b = journal.scoped(Scope.of(BASE, KEY_A)), journal.scoped(Scope.of(BASE, KEY_B))
-    journal.set_review(TASK, notes="unscoped")
-    a.set_review(TASK, notes="a")
-    b.set_review(TASK, notes="b")
-    assert journal.review(TASK).notes == "b"
-    a.set_review(TASK, notes="a again")  # rewriting a row makes it the latest
-    assert journal.review(TASK).notes == "a again" and journal.reviews([TASK])[TASK].notes == "a again"
+    journal.record_submission(submission(TASK, "unscoped"))
+    a.record_submission(submission(TASK, "a"))
+    b.record_submission(submission(TASK, "b"))
+    assert journal.submission(TASK).prompt == "b"
+    a.record_submission(submission(TASK, "a again"))  # rewriting a row makes it the latest
+    assert journal.submission(TASK).prompt == "a again" and journal.submissions([TASK])[TASK].prompt == "a again"
     owner = journal.scoped(Scope.of(BASE, KEY_B, include_unscoped=True))
-    assert owner.review(TASK).notes == "b"  # its own row before the old one
+    assert owner.submission(TASK).prompt == "b"  # its own row before the old one
 
 
 def test_many_dashboards_starting_at_once_create_the_schema_once(backend, tmp_path):
@@ -203,8 +213,8 @@ def test_many_dashboards_starting_at_once_create_the_schema_once(backend, tmp_pa
         thread.join()
     try:
         assert not errors and len(journals) == 4
-        journals[0].scoped(Scope.of(BASE, KEY_A)).set_review(TASK, notes="one")
-        assert journals[3].scoped(Scope.of(BASE, KEY_A)).review(TASK).notes == "one"
+        journals[0].scoped(Scope.of(BASE, KEY_A)).add_comment(TASK, "one")
+        assert [c.body for c in journals[3].scoped(Scope.of(BASE, KEY_A)).comments([TASK])[TASK]] == ["one"]
     finally:
         for journal in journals:
             journal.close()

@@ -12,6 +12,8 @@ import pytest
 from dailies.journal import Journal, Scope, Submission, group_versions, thread
 from dailies.journal.statuses import APPROVED, CHANGES_REQUESTED, PENDING, STATUSES
 
+from ..support.legacy_reviews import legacy_reviews, write_review
+
 BASE = "http://127.0.0.1:8000/api/v3"
 ANA_KEY, BO_KEY, CY_KEY = "key-ana-0001", "key-bo-0002", "key-cy-0003"
 
@@ -164,8 +166,8 @@ def test_a_per_key_journal_of_the_previous_release_joins_its_projects_scope(jour
     preferences move; a row the project already has stays; it runs once."""
     ana_key = journal.scoped(Scope.of(BASE, ANA_KEY))
     ana_key.record_submission(submission("cgt-1", "lantern over the river"))
-    ana_key.set_review("cgt-1", verdict="approved", stars=5, notes="lovely light")
-    ana_key.set_review("cgt-2", verdict="rejected")
+    write_review(ana_key, "cgt-1", verdict="approved", stars=5, notes="lovely light")
+    write_review(ana_key, "cgt-2", verdict="rejected")
     ana_key.set_preference("compose.model", "m-ana")
     bo = project_view(journal, "studio", "Bo")
     bo.record_submission(submission("cgt-3", "bo's own"))
@@ -179,7 +181,7 @@ def test_a_per_key_journal_of_the_previous_release_joins_its_projects_scope(jour
     assert [(c.author, c.body) for c in bo.comments(["cgt-1"])["cgt-1"]] == [("Ana", "lovely light")]
     assert ana.preference("compose.model") == "m-ana"
     # The key's own scope is empty now, and a second adoption brings nothing twice.
-    assert ana_key.submission("cgt-1") is None and ana_key.review("cgt-1").verdict is None
+    assert ana_key.submission("cgt-1") is None and legacy_reviews(ana_key, ["cgt-1", "cgt-2"]) == {}
     assert ana.adopt(Scope.of(BASE, ANA_KEY)) == 0
     assert len(bo.comments(["cgt-1"])["cgt-1"]) == 1
 
@@ -189,8 +191,9 @@ def test_a_key_scope_migrates_its_own_verdicts_in_place(journal):
     verdicts still become statuses, signed with the display name the person gave."""
     scope = Scope.of(BASE, CY_KEY, author="Cy")
     mine = journal.scoped(scope)
-    mine.set_review("cgt-5", verdict="approved", notes="ship it")
+    write_review(mine, "cgt-5", verdict="approved", notes="ship it")
     assert mine.adopt() == 1
+    assert legacy_reviews(mine, ["cgt-5"]) == {}  # converted once: the legacy row is gone
     assert mine.status_of("cgt-5") == APPROVED
     assert [(c.author, c.body) for c in mine.comments(["cgt-5"])["cgt-5"]] == [("Cy", "ship it")]
 

@@ -17,6 +17,7 @@ import pytest
 
 from dailies import log_format
 from dailies.cli import main
+from dailies.launcher import wait_until_up
 from dailies.log_format import JsonFormatter
 
 from ..processes import Serve, Worker
@@ -153,19 +154,6 @@ def _stop_group(proc: subprocess.Popen) -> None:
             proc.wait(10)
 
 
-def _wait_for(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"exited with {proc.returncode}"
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"{url} did not answer")
-
-
 @pytest.mark.slow
 def test_dashboard_and_its_streamlit_log_json_lines(tmp_path):
     port = free_port()
@@ -179,7 +167,7 @@ def test_dashboard_and_its_streamlit_log_json_lines(tmp_path):
                                  "--data-dir", str(tmp_path / "data")], env=env, stdout=out, stderr=err,
                                 start_new_session=True)
         try:
-            _wait_for(f"http://127.0.0.1:{port}/_stcore/health", proc)
+            wait_until_up(f"http://127.0.0.1:{port}/_stcore/health", proc, "dashboard", timeout=90)
             time.sleep(1)
         finally:
             _stop_group(proc)
@@ -203,7 +191,7 @@ def test_up_logs_json_lines_its_service_and_its_dashboard(tmp_path):
                                  "--slots", "1"], env=env, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True)
         try:
-            _wait_for(f"http://127.0.0.1:{ui_port}/_stcore/health", proc)
+            wait_until_up(f"http://127.0.0.1:{ui_port}/_stcore/health", proc, "dashboard", timeout=90)
             key = json.loads((tmp_path / "data" / "keys.json").read_text())["keys"][0]["key"]
             assert httpx.get(f"http://127.0.0.1:{api_port}/api/v3/contents/generations/tasks",
                              headers={"Authorization": f"Bearer {key}"}).status_code == 200

@@ -4,7 +4,7 @@ and tasks finished per minute under an upstream concurrency cap.
     python bench/gateway.py                    # a minute or two on 2 cores
     python bench/gateway.py --requests 500 --tasks 20 --concurrency 2
 
-Starts two `dailies serve` processes on loopback (tests/processes.py): the upstream (preview renderer,
+Starts two `dailies serve` processes on loopback (tests/support/processes.py): the upstream (preview renderer,
 its own key, `--workers 4`) and the gateway (`--upstream` pointing at it, `--upstream-concurrency`,
 `--workers 4`), each on SQLite in a temporary directory.
 
@@ -34,7 +34,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.processes import Serve  # noqa: E402
+from tests.support.processes import Serve  # noqa: E402
 
 UPSTREAM_KEY = "bench-upstream-key"
 MEMBER_KEY = "bench-member-key"

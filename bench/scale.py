@@ -4,7 +4,7 @@ PostgreSQL against SQLite, and a list page out of 1,000,000 stored tasks on Post
     python bench/scale.py                      # everything, a few minutes on 2 cores
     python bench/scale.py --tasks 30 --rows 200000
 
-It starts its own servers in temporary directories, on loopback only (tests/servers.py): a
+It starts its own servers in temporary directories, on loopback only (tests/support/servers.py): a
 throwaway PostgreSQL cluster (Debian's postgresql-15) and SeaweedFS's S3 gateway, and stops them
 and every `dailies` process it started at the end.
 
@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dailies.generator.protocol import RenderedOutput  # noqa: E402
-from tests.processes import Serve, Worker  # noqa: E402
-from tests.servers import PostgresServer, SeaweedServer  # noqa: E402
+from tests.support.processes import Serve, Worker  # noqa: E402
+from tests.support.servers import PostgresServer, SeaweedServer  # noqa: E402
 
 TASKS = "/contents/generations/tasks"
 KEY = "scale-bench-key"

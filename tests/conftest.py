@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, select
 
-from .servers import PostgresServer, SeaweedServer, ServerUnavailable
+from tests.support.servers import PostgresServer, SeaweedServer, ServerUnavailable
 
 BACKENDS = ["sqlite", "pg+s3"]
 TEST_BUCKET = "dailies-tests"

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..live_service import free_port
+from tests.support.live_service import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -16,8 +16,8 @@ import pytest
 from PIL import Image, ImageStat
 
 from dailies.journal import Journal
+from tests.support.waiting import wait_past_second
 
-from ..waiting import wait_past_second
 from .ui import grid_rows, open_page, pick, screenshot, set_status, settle, video_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

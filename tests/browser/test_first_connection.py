@@ -9,8 +9,8 @@ import pytest
 
 from dailies.launcher import dashboard_env, streamlit_command
 from dashboard.server_address import SCRIPT
+from tests.support.servers import free_port
 
-from ..servers import free_port
 from .conftest import running_process
 from .ui import open_page
 

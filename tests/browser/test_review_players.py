@@ -18,8 +18,8 @@ import pytest
 
 from dailies.generator.encode import Mp4Writer
 from dailies.launcher import dashboard_app_root
+from tests.support.live_service import free_port
 
-from ..live_service import free_port
 from .conftest import running_process
 from .ui import COMPONENT_QUERY as SHADOW
 from .ui import playing_gaps, screenshot

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ..waiting import wait_until
+from tests.support.waiting import wait_until
+
 from .ui import open_page, screenshot, settle, video_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from dailies.launcher import THEMES
+from tests.support.servers import free_port
 
-from ..servers import free_port
 from .conftest import running_process
 from .ui import settle
 

@@ -13,8 +13,8 @@ from PIL import Image
 
 from dailies.cli import main
 from dailies.launcher import PortTaken, check_port_free, run_up
+from tests.support.live_service import start_live_service
 
-from ..live_service import start_live_service
 from .running import run
 
 
@@ -254,7 +254,7 @@ def test_up_starts_both_and_stops_both_on_sigterm(tmp_path):
 
     import httpx
 
-    from ..live_service import free_port
+    from tests.support.live_service import free_port
 
     api_port, ui_port = free_port(), free_port()
     proc = subprocess.Popen([sys.executable, "-m", "dailies.cli", "up", "--data-dir", str(tmp_path),

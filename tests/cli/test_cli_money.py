@@ -15,8 +15,8 @@ from dailies.client import Client
 from dailies.service.access.keys import load_key_options, load_keys
 from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
+from tests.support.live_service import start_live_service
 
-from ..live_service import start_live_service
 from .running import run
 
 BODY = {"model": "doubao-seedance-1-0-pro-250528", "resolution": "480p", "duration": 2,

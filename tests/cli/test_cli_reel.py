@@ -11,8 +11,8 @@ import pytest
 from dailies.cli.reel import JOURNAL_NAME, short_title, status_label, version_label
 from dailies.journal import Journal, Scope
 from dailies.spec.results import VIDEO_NAME
+from tests.support.live_service import start_live_service
 
-from ..live_service import start_live_service
 from ..reel.clips import make_clip
 from .running import run
 
@@ -151,7 +151,7 @@ def test_reel_with_one_projects_key_refuses_another_projects_kept_copy(two_proje
 def test_reel_without_a_service_reads_the_keys_own_journal(no_env, tmp_path):
     """A service that does not answer names no project: the key's own scope's kept copies still make a
     reel; another key's are refused, naming the task; without a key no scope is the reel's."""
-    from ..servers import free_port
+    from tests.support.servers import free_port
 
     base_url = f"http://127.0.0.1:{free_port()}/api/v3"  # nothing listens there
     mine, theirs = "cgt-20261125000000-mine1", "cgt-20261125000000-other"

@@ -11,8 +11,8 @@ import pytest
 from PIL import Image
 
 from dailies.service.callers import KeyOptions
+from tests.support.live_service import start_live_service
 
-from ..live_service import start_live_service
 from .running import run
 
 KEY = "cli-request-key"

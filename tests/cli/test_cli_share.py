@@ -105,7 +105,7 @@ def test_a_key_cannot_share_into_another_project_than_its_own(data_dir, tmp_path
     """On a Dailies service the key's project is known (/dailies/v1/me): naming another with --project is
     refused, so a member cannot make a guest link to another project's versions (which the key cannot
     even read) nor keep copies downloaded with the key in another project's journal."""
-    from ..live_service import start_live_service
+    from tests.support.live_service import start_live_service
 
     keys = {"dk-alpha-0000000000000000000000": "alpha", "dk-beta-00000000000000000000000": "beta"}
     service = start_live_service(tmp_path / "service", workers=0, api_keys=keys)

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..servers import free_port
-from ..waiting import wait_for
+from tests.support.servers import free_port
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -19,9 +19,8 @@ from dailies import log_format
 from dailies.cli import main
 from dailies.launcher import wait_until_up
 from dailies.log_format import JsonFormatter
-
-from ..processes import Serve, Worker
-from ..servers import free_port
+from tests.support.processes import Serve, Worker
+from tests.support.servers import free_port
 
 FIELDS = {"time", "level", "logger", "message"}
 

@@ -16,8 +16,7 @@ from dailies import __version__
 from dailies.cli import build_parser, main
 from dailies.cli.processes import default_slots, serve_settings
 from dailies.service.api.forwarded import TrustedProxies, forwarded_host
-
-from ..processes import Serve
+from tests.support.processes import Serve
 
 ROOT = Path(__file__).resolve().parents[2]
 

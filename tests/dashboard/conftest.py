@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..live_service import start_live_service
+from tests.support.live_service import start_live_service
 
 
 @pytest.fixture(scope="session")

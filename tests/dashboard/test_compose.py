@@ -27,8 +27,7 @@ from dailies.journal import Journal, Submission
 from dailies.spec import media, pixels
 from dailies.spec.models import CreateTaskRequest
 from dailies.spec.prices import cost
-
-from ..waiting import wait_until
+from tests.support.waiting import wait_until
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 V20 = "doubao-seedance-2-0-260128"

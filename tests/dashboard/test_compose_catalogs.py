@@ -116,8 +116,8 @@ def test_a_gateway_offers_the_catalog_of_its_upstreams_region_and_says_what_it_i
     from streamlit.testing.v1 import AppTest
 
     from dailies.service.gateway.forwarding import UpstreamKey
+    from tests.support.live_service import start_live_service
 
-    from ..live_service import start_live_service
     from .test_compose import APP
 
     gateway = start_live_service(tmp_path / "gateway", workers=0, api_keys={"member-key-1": "studio"},

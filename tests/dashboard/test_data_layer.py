@@ -16,8 +16,7 @@ from streamlit.testing.v1 import AppTest
 from components.common import connection
 from dailies.api_keys import fingerprint
 from dailies.client import Client, Tasks
-
-from ..live_service import start_live_service, wait_until_listed
+from tests.support.live_service import start_live_service, wait_until_listed
 
 KEY_A = "data-key-0001-alpha-5c1e"
 KEY_B = "data-key-0002-bravo-9d07"

@@ -23,8 +23,8 @@ from components.tasks import table as task_table
 from components.tasks.state_keys import VIEW_KEY
 from dailies.client import Client
 from dailies.journal import Journal, Scope, Submission
+from tests.support.live_service import start_live_service, wait_until_listed
 
-from ..live_service import start_live_service, wait_until_listed
 from ..support.legacy_reviews import write_review
 
 VIEWS = Path(__file__).resolve().parents[2] / "dashboard" / "views"

@@ -13,8 +13,7 @@ from dailies import netguard
 from dailies.client import APIConnectionError, Client, DailiesError
 from dailies.journal import Journal
 from dailies.spec.models import TaskRecord
-
-from ..rebinding import rebinding_name
+from tests.support.rebinding import rebinding_name
 
 PUBLIC = "93.184.216.34"  # a public address (documentation's example.com)
 

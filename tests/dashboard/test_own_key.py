@@ -14,8 +14,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from dailies.api_keys import mask
-
-from ..live_service import free_port
+from tests.support.live_service import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 OWN_KEY = "dk-the-operators-own-key-0123456789"

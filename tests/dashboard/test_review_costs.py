@@ -17,8 +17,8 @@ from components.common import charges, costs
 from components.review import panel as review_panel
 from components.review.card import short_id
 from dailies.client import Client
+from tests.support.live_service import wait_until_listed
 
-from ..live_service import wait_until_listed
 from .test_tasks_costs import V10, V20_WITH_VIDEO, start_byteplus_gateway
 
 PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "views" / "review.py"

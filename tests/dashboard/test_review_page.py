@@ -24,8 +24,8 @@ from components.review.card import short_id
 from dailies.client import Client, Tasks
 from dailies.journal import Journal, Scope, Submission
 from dailies.spec.catalog import Region
+from tests.support.live_service import start_live_service, wait_until_listed
 
-from ..live_service import start_live_service, wait_until_listed
 from ..support.legacy_reviews import write_review
 from .test_compose import compose, created_ids, rerun, send
 from .test_compose import setup as compose_setup

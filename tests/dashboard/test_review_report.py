@@ -405,7 +405,7 @@ def _returned_in_thread(call, within: float = 20.0):
                                   "truncated-mp4", "mp4-of-millions-of-frames", "ftyp-only"])
 @pytest.mark.parametrize("as_file", [False, True], ids=["bytes", "file"])
 def test_a_hostile_kept_copy_has_no_thumbnail_and_opens_no_socket(tmp_path, name, as_file):
-    from tests import hostile_media as hm
+    from tests.support import hostile_media as hm
 
     with hm.connection_counter() as counter:
         port = hm.free_udp_port()
@@ -423,7 +423,7 @@ def test_a_hostile_kept_copy_has_no_thumbnail_and_opens_no_socket(tmp_path, name
 
 
 def test_thumbnails_open_videos_guarded_and_images_as_the_check_does(tmp_path, monkeypatch):
-    from tests import hostile_media as hm
+    from tests.support import hostile_media as hm
 
     opens = hm.record_av_opens(monkeypatch)
     assert thumbnail_of(hm.small_mp4()) is not None

@@ -18,9 +18,9 @@ from components.review.comments import PINNED_KEY
 from dailies.client import Client
 from dailies.journal import Journal
 from dailies.service.callers import KeyOptions
+from tests.support.live_service import start_live_service, wait_until_listed
 
 from ..cli.running import run
-from ..live_service import start_live_service, wait_until_listed
 from .test_compose import created_ids, send
 from .test_compose import setup as compose_setup
 from .test_isolation import as_read

@@ -13,8 +13,7 @@ from streamlit.testing.v1 import AppTest
 from components.common import connection
 from dailies.api_keys import mask
 from dailies.client._base import base_url_problem
-
-from ..live_service import free_port
+from tests.support.live_service import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 VIEWS = ROOT / "dashboard" / "views"

@@ -18,8 +18,7 @@ from streamlit.testing.v1 import AppTest
 from components.common import handoff, keep
 from dailies.client import Client, NotFoundError
 from dailies.journal import Journal, Scope, Submission
-
-from ..live_service import start_live_service
+from tests.support.live_service import start_live_service
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "dashboard" / "views" / "tasks.py"

@@ -25,8 +25,7 @@ from dailies.service.billing import budgets
 from dailies.service.db.tables import ledger
 from dailies.service.gateway.forwarding import UpstreamGenerator, UpstreamKey
 from tests.service.gateway.test_upstream import tiny_mp4
-
-from ..live_service import start_live_service, wait_until_listed
+from tests.support.live_service import start_live_service, wait_until_listed
 
 PAGE = Path(__file__).resolve().parents[2] / "dashboard" / "views" / "tasks.py"
 BYTEPLUS = "https://ark.ap-southeast.bytepluses.com/api/v3"

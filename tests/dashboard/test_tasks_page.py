@@ -26,8 +26,8 @@ from dailies.client import Client, Tasks, UnsupportedEndpointError
 from dailies.client._base import Endpoints
 from dailies.journal import Journal, Submission
 from dailies.spec.catalog import Region
+from tests.support.live_service import start_live_service, wait_until_listed
 
-from ..live_service import start_live_service, wait_until_listed
 from .test_compose import body as compose_body
 from .test_compose import compose, created_ids, rerun, send
 from .test_compose import setup as compose_setup

@@ -14,8 +14,8 @@ import pytest
 
 from dailies.generator import InputError
 from dailies.generator.media import VideoClip, load_audio, open_image
+from tests.support import hostile_media as hm
 
-from .. import hostile_media as hm
 from .conftest import RenderFn
 from .media_fixtures import MODEL_2_0, data_url, gradient_image, image_url, video_bytes, wav_bytes
 

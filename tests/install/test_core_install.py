@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ..processes import Serve
+from tests.support.processes import Serve
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from dailies.reel import ReelShot, make_reel, reel_duration
+from tests.support import hostile_media as hm
 
-from .. import hostile_media as hm
 from .clips import make_clip
 
 

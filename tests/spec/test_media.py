@@ -561,7 +561,7 @@ def _refusal_in_thread(call) -> BaseException | None:
                                   "concat-local-file", "concat-nested-data-url", "nested-data-url"])
 @pytest.mark.parametrize("as_file", [False, True], ids=["bytes", "file"])
 def test_protocol_formats_are_refused_without_opening_a_socket(tmp_path, name, as_file):
-    from tests import hostile_media as hm
+    from tests.support import hostile_media as hm
 
     with hm.connection_counter() as counter:
         port = hm.free_udp_port()
@@ -607,7 +607,7 @@ def test_only_the_accepted_containers_are_opened() -> None:
 
 
 def test_every_open_passes_the_whitelists_and_a_time_limit(monkeypatch) -> None:
-    from tests import hostile_media as hm
+    from tests.support import hostile_media as hm
 
     opens = hm.record_av_opens(monkeypatch)
     assert check_video(mp4_video(3))[1] == []
@@ -628,7 +628,7 @@ def test_every_open_passes_the_whitelists_and_a_time_limit(monkeypatch) -> None:
     ("ftyp-only", "not a media file that can be read"),
 ])
 def test_malformed_containers_and_bombs_are_refused(name, fragment) -> None:
-    from tests import hostile_media as hm
+    from tests.support import hostile_media as hm
 
     raw = hm.malformed_media()[name]
     for check in (check_video, check_audio):
@@ -692,7 +692,7 @@ def test_the_walk_for_an_unstated_length_is_bounded(monkeypatch) -> None:
 
 
 def test_a_video_whose_frames_are_larger_than_an_image_may_be_is_refused() -> None:
-    from tests.hostile_media import wide_mp4
+    from tests.support.hostile_media import wide_mp4
 
     _, problems = media.check_video(wide_mp4(6016), "content[1].video_url")
     assert [p.path for p in problems] == ["content[1].video_url"]

@@ -19,10 +19,10 @@ from sqlalchemy import create_engine, select
 
 from dailies.service.db.tables import callback_events, tasks
 from tests.service.callbacks.receiver import Receiver
+from tests.support.processes import Serve, Worker
+from tests.support.waiting import wait_for
 
 from ..conftest import TEST_BUCKET
-from ..processes import Serve, Worker
-from ..waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -27,11 +27,11 @@ from dailies.service.db import migrate
 from dailies.service.db.schema import SERVICE
 from dailies.service.db.tables import tasks
 from tests.service.callbacks.receiver import Receiver
+from tests.support.processes import Serve, Worker
+from tests.support.servers import free_port
+from tests.support.waiting import wait_for
 
 from ..conftest import started_postgres, started_s3
-from ..processes import Serve, Worker
-from ..servers import free_port
-from ..waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

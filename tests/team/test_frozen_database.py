@@ -24,11 +24,11 @@ import pytest
 
 from dailies.service.access import shared_secrets
 from dailies.service.access.shared_secrets import create_key
+from tests.support.live_service import LiveService, start_live_service
+from tests.support.servers import PostgresServer
+from tests.support.waiting import wait_for
 
 from ..conftest import started_postgres
-from ..live_service import LiveService, start_live_service
-from ..servers import PostgresServer
-from ..waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -16,9 +16,9 @@ import time
 import httpx
 import pytest
 
-from tests import hostile_media as hm
-from tests.live_service import start_live_service
 from tests.service.conftest import MODEL_2_0, TASKS, FakeGenerator
+from tests.support import hostile_media as hm
+from tests.support.live_service import start_live_service
 
 KEY = "hostile-media-key"
 TEXT = {"type": "text", "text": "a heron lands on a post"}

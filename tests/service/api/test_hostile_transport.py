@@ -14,10 +14,10 @@ from sqlalchemy import func, select
 
 from dailies.service.db.tables import tasks
 from dailies.spec import limits as L
-from tests.live_service import API_KEY, start_live_service
 from tests.service.conftest import TASKS, text_body
 from tests.service.hostile import ACCEPTED, AUTH, JSON, assert_refused, hostile_service, module_anyio_backend  # noqa: F401
-from tests.waiting import wait_until
+from tests.support.live_service import API_KEY, start_live_service
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
 

@@ -271,7 +271,7 @@ async def test_the_fetch_connects_to_the_address_it_checked(dns, tmp_path):
 async def test_a_name_that_answers_inward_on_a_second_lookup_cannot_turn_the_fetch_inward(tmp_path, monkeypatch):
     """DNS rebinding: the name resolves to a public address for the check and to loopback after it.
     The fetch connects to the address checked, so the loopback server is never reached."""
-    from tests.rebinding import rebinding_name
+    from tests.support.rebinding import rebinding_name
 
     with rebinding_name(monkeypatch, "rebind.example", public_lookups=1) as inside:
         resolver = InputResolver(tmp_path, allow_loopback=False, timeout=2)

@@ -13,8 +13,8 @@ import httpx
 import pytest
 from PIL import Image
 
-from tests.processes import Serve
-from tests.waiting import wait_until
+from tests.support.processes import Serve
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 

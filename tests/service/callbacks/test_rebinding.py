@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
-from tests.rebinding import rebinding_name
-from tests.waiting import wait_for
+from tests.support.rebinding import rebinding_name
+from tests.support.waiting import wait_for
 
 MODEL = "doubao-seedance-2-0-260128"
 

@@ -14,7 +14,7 @@ from dailies.service.callbacks import delivery as callbacks_module
 from dailies.service.db.tables import callback_events
 from tests.service.callbacks.receiver import Reply, always
 from tests.service.conftest import text_body
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 

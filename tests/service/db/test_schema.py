@@ -23,7 +23,7 @@ from dailies.service.db.tables import metadata, tasks
 from dailies.service.db.writer import writer
 from dailies.service.tasks.counts import task_counts
 from tests.conftest import open_backend
-from tests.waiting import wait_until
+from tests.support.waiting import wait_until
 
 
 def open_database(backend, tmp_path) -> Engine:

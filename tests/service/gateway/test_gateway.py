@@ -19,9 +19,9 @@ from sqlalchemy import create_engine, select
 from dailies.client import Client
 from dailies.service.db.tables import tasks
 from dailies.service.gateway.forwarding import UpstreamKey
-from tests.live_service import start_live_service
 from tests.service.callbacks.receiver import Receiver
-from tests.waiting import wait_for
+from tests.support.live_service import start_live_service
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -151,7 +151,7 @@ def test_a_gateway_worker_killed_mid_forward_is_continued_by_another_with_one_up
     """Real processes: an API node and a gateway worker on one data directory; the worker is SIGKILLed
     once the task is running upstream, a second worker takes the task up when the first stops
     beating, and follows the same upstream task."""
-    from tests.processes import Serve, Worker
+    from tests.support.processes import Serve, Worker
 
     env = {"DAILIES_UPSTREAM_URL": upstream.base_url, "DAILIES_UPSTREAM_KEYS": f"main:{UPSTREAM_KEY}"}
     data = tmp_path / "gateway"

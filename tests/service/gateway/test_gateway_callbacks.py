@@ -17,9 +17,9 @@ from sqlalchemy import select
 from dailies.client import Client
 from dailies.service.db.tables import tasks
 from dailies.service.gateway.forwarding import UpstreamKey
-from tests.live_service import start_live_service
 from tests.service.callbacks.receiver import Receiver
-from tests.waiting import wait_for
+from tests.support.live_service import start_live_service
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from dailies.client import Client, ConflictError
 from dailies.service.billing import budgets
 from dailies.service.db.tables import ledger, tasks
 from tests.service.gateway.test_gateway_expiry_spend import MEMBER_KEY, gateway_before_a_queue
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

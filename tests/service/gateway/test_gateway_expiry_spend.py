@@ -18,8 +18,8 @@ from sqlalchemy import select, update
 from dailies.client import Client
 from dailies.service.db.tables import ledger, tasks
 from dailies.service.gateway.forwarding import UpstreamKey
-from tests.live_service import start_live_service
-from tests.waiting import wait_for
+from tests.support.live_service import start_live_service
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from dailies.client import Client
 from dailies.service.db.tables import tasks
 from dailies.service.gateway.forwarding import OUTCOME_UNKNOWN, UpstreamKey
-from tests.live_service import start_live_service
+from tests.support.live_service import start_live_service
 
 pytestmark = pytest.mark.slow
 

@@ -30,8 +30,8 @@ from dailies.service.db.tables import tasks, upstream_creates
 from dailies.service.gateway.forwarding import UpstreamKey
 from dailies.service.gateway.pacing import Pacer
 from dailies.spec.statuses import TERMINAL
-from tests.live_service import start_live_service
-from tests.waiting import wait_for
+from tests.support.live_service import start_live_service
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

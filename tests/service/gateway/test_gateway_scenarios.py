@@ -22,12 +22,12 @@ import pytest
 
 from dailies.client import Client
 from dailies.service.gateway.forwarding import UpstreamKey
-from tests.live_service import start_live_service
 from tests.service.api.test_sdk_and_processes import png_data_url
 from tests.service.callbacks.receiver import Receiver
 from tests.service.gateway import test_gateway
 from tests.service.gateway.test_gateway import MEMBER_KEY, UPSTREAM_KEY, task_rows, upstream_id_of
-from tests.waiting import wait_for
+from tests.support.live_service import start_live_service
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

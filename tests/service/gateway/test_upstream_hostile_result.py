@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from dailies.service.gateway.forwarding import UPSTREAM_RESULT_INVALID, UpstreamFailed
-from tests import hostile_media as hm
 from tests.service.gateway.test_upstream import Upstream, created, generator, job, render
+from tests.support import hostile_media as hm
 
 
 def test_the_upstreams_video_is_opened_guarded(tmp_path, monkeypatch):

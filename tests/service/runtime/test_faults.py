@@ -16,7 +16,7 @@ from sqlalchemy.exc import OperationalError
 from dailies.service.runtime.faults import RESULT_STORAGE_REJECTED, Dependency
 from dailies.spec.statuses import TaskStatus
 from tests.service.conftest import text_body
-from tests.waiting import wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
 

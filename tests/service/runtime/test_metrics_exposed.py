@@ -10,10 +10,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.exc import OperationalError
 
 from tests.conftest import Backend
-from tests.processes import Worker
-from tests.servers import free_port
 from tests.service.conftest import TASKS, FakeGenerator, service_env, text_body
-from tests.waiting import wait_for
+from tests.support.processes import Worker
+from tests.support.servers import free_port
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 

@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from dailies.client import Client
-from tests.live_service import start_live_service
-from tests.servers import SeaweedServer, ServerUnavailable
-from tests.waiting import wait_for
+from tests.support.live_service import start_live_service
+from tests.support.servers import SeaweedServer, ServerUnavailable
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,7 @@ import uvicorn
 
 from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
-
-from .servers import free_port
+from tests.support.servers import free_port
 
 API_KEY = "test-key-local"
 

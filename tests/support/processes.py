@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from .servers import free_port
+from tests.support.servers import free_port
 
 _worker_logs = itertools.count(1)  # workers sharing a data directory each have a log of their own
 

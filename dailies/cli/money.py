@@ -209,18 +209,14 @@ def register(sub, default_data_dir: Path) -> None:
     budget.add_argument("--period", choices=["month", "total"], default="month")
     budget.add_argument("--force", action="store_true",
                         help="set: accept a project no key belongs to, or a --key name no key of it has")
-    budget.add_argument("--data-dir", type=Path, default=default_data_dir)
-    team.add_backend_arguments(budget, storage=False)
-    budget.set_defaults(func=cmd_budget)
+    team.add_database_command(budget, default_data_dir, cmd_budget)
 
     spend = sub.add_parser("spend", help="what a project spent, per day, member and model")
     spend.add_argument("--project")
     spend.add_argument("--upstream", action="store_true", help="a gateway's spend per upstream key, every project")
     spend.add_argument("--since", type=_day, help="from this day (YYYY-MM-DD, UTC)")
     spend.add_argument("--csv", action="store_true", help="CSV on standard output")
-    spend.add_argument("--data-dir", type=Path, default=default_data_dir)
-    team.add_backend_arguments(spend, storage=False)
-    spend.set_defaults(func=cmd_spend)
+    team.add_database_command(spend, default_data_dir, cmd_spend)
 
 
 def register_upstream(sub, default_data_dir: Path) -> None:
@@ -234,9 +230,7 @@ def register_upstream(sub, default_data_dir: Path) -> None:
     up.add_argument("--key", help="the upstream API key (add); left out or `-`: read from standard input, "
                                    "so it stays out of the shell's history and the process list")
     up.add_argument("--priority", type=int, default=100, help="lower is used first (default 100)")
-    up.add_argument("--data-dir", type=Path, default=default_data_dir)
-    team.add_backend_arguments(up, storage=False)
-    up.set_defaults(func=cmd_upstream)
+    team.add_database_command(up, default_data_dir, cmd_upstream)
 
 
 def _read_secret(what: str) -> str:

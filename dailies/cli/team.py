@@ -48,6 +48,13 @@ def add_backend_arguments(parser: argparse.ArgumentParser, storage: bool = True)
                                  "default: a folder in --data-dir")
 
 
+def add_database_command(parser: argparse.ArgumentParser, default_data_dir: Path, func) -> None:
+    """The tail of every command that writes the service's database: where it is, and what runs."""
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir)
+    add_backend_arguments(parser, storage=False)
+    parser.set_defaults(func=func)
+
+
 def describe_deployment(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = TEAM_DEPLOYMENT

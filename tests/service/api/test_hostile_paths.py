@@ -11,7 +11,7 @@ import pytest
 
 from dailies.spec import limits as L
 from tests.service.conftest import KEY_A, OWN_TASKS, TASKS, text_body
-from tests.service.hostile import ACCEPTED, assert_refused, raw_get
+from tests.service.hostile import ACCEPTED, assert_refused, hostile_service, module_anyio_backend, raw_get  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.anyio
 

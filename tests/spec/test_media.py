@@ -642,7 +642,7 @@ def test_refusing_bombs_holds_memory_bounded() -> None:
     """An MP4 of a kilobyte declaring 20 million frames made FFmpeg index each (about 750 MB): in a
     process of its own, the whole hostile set is refused with its peak memory barely moved."""
     script = textwrap.dedent("""
-        from tests import hostile_media as hm
+        from tests.support import hostile_media as hm
         from dailies.spec.media import check_audio, check_image, check_video
 
         def peaks():  # virtual and resident high-water marks, in KB

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import time
 from collections import Counter
 
 import httpx
@@ -75,14 +77,21 @@ def test_two_api_nodes_and_three_workers_share_only_the_database_and_the_bucket(
             assert response.status_code == 200, response.text
             ids.append(response.json()["id"])
 
-        # Kill the worker of the first running task found, mid-render.
-        running = wait_for(lambda: [r for r in states().values() if r.status == "running"],
-                           "a task to start rendering", 120)
-        victim = next(w for w in workers if w.pid == worker_pid(running[0].worker_id))
+        # Kill a worker mid-render. It is frozen (SIGSTOP) before its tasks are read, so the task it holds
+        # cannot finish between the read and the kill (on a busy machine it did, and nothing was requeued).
+        victim, held = None, []
+        deadline = time.monotonic() + 120
+        while not held:
+            assert time.monotonic() < deadline, "no worker was found holding a running task"
+            running = wait_for(lambda: [r for r in states().values() if r.status == "running"],
+                               "a task to start rendering", 120)
+            victim = next(w for w in workers if w.pid == worker_pid(running[0].worker_id))
+            victim.proc.send_signal(signal.SIGSTOP)
+            held = [r.id for r in states().values()
+                    if r.status == "running" and worker_pid(r.worker_id) == victim.pid]
+            if not held:
+                victim.proc.send_signal(signal.SIGCONT)
         victim.kill()
-        held = [r.id for r in states().values()
-                if r.status == "running" and worker_pid(r.worker_id) == victim.pid]
-        assert held, "the killed worker held no running task"
 
         final = wait_for(lambda: (s := states()) and all(s[t].status in TERMINAL for t in ids) and s,
                          "every task to finish", 240)

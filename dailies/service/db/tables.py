@@ -5,8 +5,10 @@ own (counters.py); what each table is for is said beside it."""
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import BigInteger, Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text
+from sqlalchemy.types import TypeEngine
 
 metadata = MetaData()
 
@@ -19,6 +21,11 @@ Epoch = BigInteger
 # The scheduler's first key: the online tier before flex (offline, cheaper, may wait hours).
 TIER_RANK = {"default": 0, "flex": 1}
 DEFAULT_TIER_RANK = TIER_RANK["default"]
+
+
+def _one_value_per_key(name: str, key: str, value: str, value_type: type[TypeEngine[Any]]) -> Table:
+    """A table of one required value per string key: the shape four tables below share."""
+    return Table(name, metadata, Column(key, String, primary_key=True), Column(value, value_type, nullable=False))
 
 
 tasks = Table(
@@ -121,17 +128,8 @@ callback_attempts = Table(
 # Secrets and keys that every machine of a team deployment needs, so they live in the database and
 # not in one machine's data directory (README, "Team deployment"). On SQLite they stay unused: the
 # keys file of the data directory holds them, as it always did.
-service_secrets = Table(
-    "service_secrets", metadata,
-    Column("name", String, primary_key=True),  # e.g. "url-signing"
-    Column("value", Text, nullable=False),
-)
-
-project_secrets = Table(
-    "project_secrets", metadata,
-    Column("project", String, primary_key=True),
-    Column("webhook_secret", Text, nullable=False),
-)
+service_secrets = _one_value_per_key("service_secrets", "name", "value", Text)  # name e.g. "url-signing"
+project_secrets = _one_value_per_key("project_secrets", "project", "webhook_secret", Text)
 
 # Keys made by `dailies keys create` on a team database. Only a SHA-256 of each key is kept: a
 # copy of the database does not hand out working keys.
@@ -202,18 +200,9 @@ upstream_creates = Table(
 )
 
 
-files_to_delete = Table(
-    "files_to_delete", metadata,
-    Column("task_id", String, primary_key=True),
-    Column("since", Epoch, nullable=False),
-)
-
-
-shown_requests = Table(
-    "shown_requests", metadata,
-    Column("task_id", String, primary_key=True),
-    Column("answer", Text, nullable=False),  # the endpoint's JSON body, under 100 KB
-)
+files_to_delete = _one_value_per_key("files_to_delete", "task_id", "since", Epoch)
+# answer: the endpoint's JSON body, under 100 KB
+shown_requests = _one_value_per_key("shown_requests", "task_id", "answer", Text)
 
 
 upstream_keys = Table(

@@ -1,7 +1,7 @@
 """API keys and per-project secrets kept in the data directory (`keys.json`).
 
-`dailies keys create` adds a key; the service reads the file at start. Each project also has a
-webhook signing secret (Standard Webhooks, `whsec_` + Base64) used for its callbacks.
+`dailies keys create` adds a key; the service reads the file again whenever it changes (`FileKeys`).
+Each project also has a webhook signing secret (Standard Webhooks, `whsec_` + Base64) used for its callbacks.
 """
 
 from __future__ import annotations
@@ -140,3 +140,56 @@ def rename_projects(data_dir: Path, renames: dict[str, str]) -> None:
 def stored_entries(data_dir: Path) -> list[dict]:
     """The keys file's entries as stored ({"key", "project"})."""
     return list(_load(data_dir)["keys"])
+
+
+_UNREAD = object()
+
+
+class FileKeys:
+    """key -> project for one node on the data directory: the keys given at start (settings or
+    DAILIES_API_KEYS) as they are, else the keys file, read again whenever it changes, so a key that
+    `dailies keys create` adds while the service runs works on its next request."""
+
+    def __init__(self, data_dir: Path, configured: dict[str, str] | None = None,
+                 configured_options: dict[str, KeyOptions] | None = None) -> None:
+        self._path = _path(data_dir)
+        self._fixed = bool(configured)
+        self._keys: dict[str, str] = dict(configured or {})
+        self._options: dict[str, KeyOptions] = dict(configured_options or {})
+        self._seen: object = _UNREAD
+        self._lock = threading.Lock()
+        if not self._fixed:
+            self._reload_if_changed()
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        if not self._fixed:
+            self._reload_if_changed()
+        return self._keys.get(key, default)
+
+    def options(self, key: str) -> KeyOptions:
+        return self._options.get(key, NO_OPTIONS)
+
+    def answers_at_once(self, key: str) -> bool:
+        """Always: a stat of a local file, and a read of a small one when it changed."""
+        return True
+
+    def __bool__(self) -> bool:
+        if not self._fixed:
+            self._reload_if_changed()
+        return bool(self._keys)
+
+    def _reload_if_changed(self) -> None:
+        try:
+            stat = self._path.stat()
+            seen: tuple[int, int, int] | None = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        except FileNotFoundError:
+            seen = None
+        if seen == self._seen:
+            return
+        with self._lock:
+            # The file is replaced whole (`_save`), so a read sees one version or the next.
+            entries = _load(self._path.parent)["keys"] if seen is not None else []
+            self._keys = {entry["key"]: entry["project"] for entry in entries}
+            options = {entry["key"]: options_from_entry(entry) for entry in entries}
+            self._options = {key: opts for key, opts in options.items() if opts != NO_OPTIONS}
+            self._seen = seen

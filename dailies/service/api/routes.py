@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from dailies.service.access import rate_limits
-from dailies.service.access.shared_secrets import RETRY_AFTER_FAILURE_SECONDS, DatabaseKeys, KeysUnavailable
+from dailies.service.access.shared_secrets import RETRY_AFTER_FAILURE_SECONDS, KeysUnavailable
 from dailies.service.api.body import read_json_body
 from dailies.service.callers import Caller
 from dailies.service.errors import ApiError, dependency_unavailable, from_problems, task_not_found, unauthorized
@@ -73,9 +73,8 @@ async def _caller(request: Request, key: str) -> Caller | None:
     the thread pool, because the table's read can wait for a database that does not answer, and on
     the loop that wait would stop every request of the node, `/healthz` too."""
     service = services(request)
-    keys = service.api_keys
     try:
-        if not isinstance(keys, DatabaseKeys) or keys.answers_at_once(key):
+        if service.api_keys.answers_at_once(key):
             return service.caller(key)
         return await run_in_threadpool(service.caller, key)
     except KeysUnavailable as exc:

@@ -57,17 +57,18 @@ class Services:
         self.engine = make_engine(settings.database)
         self.shared_database = is_postgres(self.engine)
         # key -> project: the team database's table (refreshed), or the keys known at start.
-        self.api_keys: shared_secrets.DatabaseKeys | dict[str, str]
+        self.api_keys: shared_secrets.DatabaseKeys | key_store.FileKeys
         if self.shared_database:
             configured = settings.api_keys or keys_from_environment()
             options = settings.key_options if settings.api_keys else key_options_from_environment()
             self.api_keys = shared_secrets.DatabaseKeys(self.engine, configured, options)
             self.signer = UrlSigner(shared_secrets.url_signing_secret(self.engine))
         else:
-            self.api_keys = _api_keys_after_renaming_legacy_projects(settings, self.engine)
-            self._key_options = (settings.key_options if settings.api_keys else
-                                 key_options_from_environment() if keys_from_environment() else
-                                 key_store.load_key_options(settings.data_dir))
+            configured = settings.api_keys or keys_from_environment()
+            _rename_legacy_projects(settings, self.engine, configured)
+            self.api_keys = key_store.FileKeys(
+                settings.data_dir, configured,
+                settings.key_options if settings.api_keys else key_options_from_environment())
             self.signer = UrlSigner(load_or_create_secret(settings.data_dir))
         # The folder the /files route serves; empty (and so every /files URL a 404) when results
         # live in object storage, whose URLs never point at the service.
@@ -145,9 +146,7 @@ class Services:
         project = self.api_keys.get(key)
         if project is None:
             return None
-        keys = self.api_keys
-        options = keys.options(key) if isinstance(keys, shared_secrets.DatabaseKeys) else self._key_options.get(key)
-        return Caller.of(key, project, options)
+        return Caller.of(key, project, self.api_keys.options(key))
 
     @lru_cache(maxsize=256)  # noqa: B019 - one Services per app; the cache dies with it
     def webhook_secret(self, project: str) -> str:
@@ -187,17 +186,16 @@ class Services:
         self.engine.dispose()
 
 
-def _api_keys_after_renaming_legacy_projects(settings: Settings, engine) -> dict[str, str]:
-    """key -> project, from the settings, DAILIES_API_KEYS or the keys file, once the project names
-    earlier versions made from parts of keys have been renamed (legacy_projects.py says how)."""
+def _rename_legacy_projects(settings: Settings, engine, configured: dict[str, str]) -> None:
+    """Rename the project names earlier versions made from parts of keys (legacy_projects.py says
+    how), for the keys given (`configured`) or else the keys file's."""
     file_renames = legacy_projects.keys_file_renames(key_store.stored_entries(settings.data_dir))
     key_store.rename_projects(settings.data_dir, file_renames)
-    api_keys = settings.api_keys or keys_from_environment() or key_store.load_keys(settings.data_dir)
+    api_keys = configured or key_store.load_keys(settings.data_dir)
     renames = {**legacy_projects.bare_key_renames(legacy_projects.stored_projects(engine), api_keys),
                **file_renames}
     key_store.rename_projects(settings.data_dir, renames)
     legacy_projects.rename_projects(engine, renames)
-    return api_keys
 
 
 def _preview() -> Generator:

@@ -19,6 +19,7 @@ import re
 import streamlit as st
 
 from components.common import costs
+from components.common.shot_labels import distinct_labels
 from components.compose.body import Plan, body_size, shown_body
 from components.compose.state_keys import DOWNLOAD_JSON_KEY
 from dailies.spec.prices import NoPrice
@@ -110,7 +111,8 @@ def json_block_text(block: str) -> str | None:
 def _differences(plan: Plan) -> str:
     rest = plan.tasks[1:]
     if len({t.prompt for t in plan.tasks}) > 1:
-        return "the same request with the prompts " + "; ".join(f"“{t.prompt[:40]}”" for t in rest)
+        labels = distinct_labels([t.prompt for t in plan.tasks], [t.seed for t in plan.tasks])
+        return "the same request with the prompts " + "; ".join(f"“{label}”" for label in labels[1:])
     seeds = [t.seed for t in rest]
     if any(s is not None and s != -1 for s in seeds):
         return "the same request with seeds " + ", ".join(str(s) for s in seeds)

@@ -12,6 +12,7 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from components.common import data, pages
+from components.common.shot_labels import distinct_labels
 from components.compose.body import FormValues, Plan, idempotency_key
 from components.compose.image_input import thumbnail_data_url
 from components.compose.prefill import LINEAGE_KEY
@@ -153,9 +154,8 @@ def show_result() -> None:
     if created:
         st.success(f"Last submission: {len(created)} of {total} task{'s' if total != 1 else ''} sent · batch "
                    f"`{result['batch_id']}`. Open a task to follow it:")
-        differ = len({item.get("prompt") for item in created}) > 1
-        for item in created:
-            task_link(item["id"], _link_label(item, differ), tooltip=item.get("prompt") or None)
+        for item, label in zip(created, _link_labels(created), strict=True):
+            task_link(item["id"], label, tooltip=item.get("prompt") or None)
     if failure:
         where = f"Task {failure['index'] + 1} of {total}" if total > 1 else "The task"
         head = " · ".join(str(x) for x in (failure["status"], failure["code"]) if x)
@@ -165,14 +165,15 @@ def show_result() -> None:
                  "created are not created twice.")
 
 
-def _link_label(item: dict[str, Any], prompts_differ: bool) -> str:
-    # The panel is narrow: the id, and what tells this task from the others of its batch.
-    if prompts_differ:
-        prompt = (item.get("prompt") or "").strip().replace("\n", " ")
-        return f"{item['id']} · “{prompt if len(prompt) <= 18 else prompt[:17] + '…'}”"
-    if item.get("seed") not in (None, -1):
-        return f"{item['id']} · seed {item['seed']}"
-    return item["id"]
+def _link_labels(created: list[dict[str, Any]]) -> list[str]:
+    """The panel is narrow: each task's id, and what tells it from the others of its batch (the part
+    of its prompt they do not share, else its seed)."""
+    if len(created) == 1:
+        seed = created[0].get("seed")
+        return [created[0]["id"] + (f" · seed {seed}" if seed not in (None, -1) else "")]
+    labels = distinct_labels([item.get("prompt") or "" for item in created],
+                             [item.get("seed") for item in created], width=28)
+    return [f"{item['id']} · {label}" for item, label in zip(created, labels, strict=True)]
 
 
 def task_link(task_id: str, label: str, tooltip: str | None = None) -> None:

@@ -21,6 +21,7 @@ import streamlit as st
 from components.common import connection, data, player
 from components.common.markdown_text import markdown_text
 from components.common.records import format_time, length_text, model_as_written, tokens
+from components.common.shot_labels import labels_among_many
 from components.common.stored_requests import kept_request
 from components.common.task_lookup import load
 from components.review.card import (
@@ -115,12 +116,18 @@ def compare(results: list[Result], now: float) -> None:
     st.dataframe(comparison_table(results), width="stretch")
 
 
-def _picker_label(result: Result, cache_id: str) -> str:
-    prompt = result.prompt
-    if not prompt and result.submission is None:
-        stored = kept_request(cache_id, result.task_id)
-        prompt = (stored.prompt or "") if stored is not None else ""
-    return f"{short_id(result.task_id)} · {prompt[:40]}" if prompt else short_id(result.task_id)
+def _picker_labels(results: list[Result], cache_id: str) -> dict[str, str]:
+    """Each result's id and what tells its prompt from the others' (variations share their start)."""
+    prompts = []
+    for result in results:
+        prompt = result.prompt
+        if not prompt and result.submission is None:
+            stored = kept_request(cache_id, result.task_id)
+            prompt = (stored.prompt or "") if stored is not None else ""
+        prompts.append(prompt)
+    seeds = [r.record.seed if r.record is not None else None for r in results]
+    return {r.task_id: f"{short_id(r.task_id)} · {label}" if prompt else short_id(r.task_id)
+            for r, prompt, label in zip(results, prompts, labels_among_many(prompts, seeds), strict=True)}
 
 
 def _list_anew() -> None:
@@ -184,7 +191,7 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
         # Options are every result, so a comparison survives a change of filter. Asking the service for
         # the stored prompt of each would take a request per version made elsewhere: a label names the
         # prompts known (the journal's, or one a card or a tool asked for already), else the id alone.
-        labels = {t: _picker_label(r, cache_id) for t, r in by_id.items()}
+        labels = _picker_labels(list(by_id.values()), cache_id)
         chosen = st.multiselect(f"Compare side by side (2 to {COMPARE_MAX})", list(by_id), key=COMPARE_KEY,
                                 max_selections=COMPARE_MAX, persist_state="session",
                                 format_func=lambda t: labels.get(t, t), placeholder="Pick results to compare")

@@ -20,6 +20,7 @@ from pathlib import Path
 import streamlit as st
 
 from components.common import player
+from components.common.shot_labels import labels_among_many
 from components.review.card import short_id
 from components.review.results import REEL_PREFIX, Result, shots_of
 from components.review.state_keys import (
@@ -54,10 +55,13 @@ def reels_dir(journal: Journal) -> Path:
     return root / journal.scope.folder if journal.scope is not None else root
 
 
-def _label(result: Result) -> str:
-    status = STATUS_LABELS.get(result.status_name, result.status_name)
-    prompt = result.prompt[:40] or "prompt unknown"
-    return f"{short_id(result.task_id)} · {status} · {prompt}"
+def _labels(results: Sequence[Result]) -> dict[str, str]:
+    """Each version's id, status and what tells its prompt from the others' (variations share their start)."""
+    prompts = [r.prompt for r in results]
+    seeds = [r.record.seed if r.record is not None else None for r in results]
+    return {r.task_id: f"{short_id(r.task_id)} · {STATUS_LABELS.get(r.status_name, r.status_name)} · "
+                       + (label if r.prompt else "prompt unknown")
+            for r, label in zip(results, labels_among_many(prompts, seeds), strict=True)}
 
 
 def default_picks(results: Sequence[Result]) -> list[str]:
@@ -72,9 +76,9 @@ def ordered(picked: list[str], order: dict[str, float]) -> list[str]:
     return sorted(picked, key=lambda t: (order.get(t, position[t] + 1), position[t]))
 
 
-def _order_editor(picked: list[str], by_id: dict[str, Result]) -> list[str]:
+def _order_editor(picked: list[str], labels: dict[str, str]) -> list[str]:
     """A table of the picked versions with an editable Order column; the reel's order."""
-    rows = [{"Order": index, "Version": _label(by_id[task_id]), "Task": task_id}
+    rows = [{"Order": index, "Version": labels[task_id], "Task": task_id}
             for index, task_id in enumerate(picked, 1)]
     edited = st.data_editor(
         rows, key=f"{ORDER_KEY}.{'|'.join(picked)}", hide_index=True, width="stretch", disabled=["Version", "Task"],
@@ -169,12 +173,13 @@ def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: 
     """The reel maker: pick versions (approved by default), order them, choose slates and burn-in,
     make the reel with a progress bar, then play and download it."""
     by_id = {r.task_id: r for r in results}
+    labels = _labels(results)
     picks = [t for t in st.session_state.get(PICKED_KEY, default_picks(results)) if t in by_id]
     st.session_state[PICKED_KEY] = picks
-    picked = st.multiselect("Versions in the reel", list(by_id), key=PICKED_KEY, format_func=lambda t: _label(by_id[t]),
+    picked = st.multiselect("Versions in the reel", list(by_id), key=PICKED_KEY, format_func=labels.get,
                             help="The approved versions are picked at first; the order you pick them in is the "
                                  "reel's order, and the table below changes it.")
-    order = _order_editor(picked, by_id) if len(picked) > 1 else picked
+    order = _order_editor(picked, labels) if len(picked) > 1 else picked
     left, middle, right, far = st.columns(4)
     slates = left.toggle("Slates", value=True, key=SLATES_KEY,
                          help="A 1.5 s card before each shot: shot, version, status, prompt excerpt, date")

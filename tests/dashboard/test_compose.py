@@ -544,6 +544,24 @@ def test_one_prompt_per_line(client, journal):
     assert len({s.batch_id for s in kept.values()}) == 1
 
 
+def test_the_links_of_a_batch_of_variations_name_what_differs(client, journal):
+    """Issue 37: three lines that share their start used to give three links reading "A paper boat drif…"."""
+    shared = "A paper boat drifting down a rain-soaked street at dusk, camera"
+    at = setup(compose(), model=V20, prompt="x")
+    at.radio(key="compose.vary_by").set_value("lines")
+    rerun(at)
+    at.text_area(key="compose.prompt").input(f"{shared} pushes in\n{shared} orbits left\n{shared} stays still")
+    rerun(at)
+    assert "“… orbits left”; “… stays still”" in " ".join(c.value for c in at.caption)
+
+    send(at)
+
+    labels = [link.label for link in at.page_link]
+    ids = created_ids(at)
+    assert labels == [f"{task_id} · … {line}"
+                      for task_id, line in zip(ids, ["pushes in", "orbits left", "stays still"], strict=True)]
+
+
 def final_from_a_typed_draft_id() -> AppTest:
     """Compose on 1.5 Pro in "final from a draft" mode, with the draft to be typed by id."""
     at = compose()

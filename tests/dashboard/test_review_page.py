@@ -541,8 +541,8 @@ def test_the_compare_picker_names_the_prompts_the_cards_have_asked_the_service_f
     assert sorted(picker.options) == sorted([f"{short_id(results[0])} · take three",
                                              f"{short_id(results[1])} · take two",
                                              f"{short_id(results[2])} · take one"])
-    assert review_panel._picker_label(review_panel.Result("cgt-never-asked-x", None), "nowhere") == \
-        short_id("cgt-never-asked-x")
+    never_asked = review_panel._picker_labels([review_panel.Result("cgt-never-asked-x", None)], "nowhere")
+    assert never_asked == {"cgt-never-asked-x": short_id("cgt-never-asked-x")}
 
 
 def test_a_guests_name_and_comment_show_as_typed_on_the_members_cards(env, results):

@@ -35,7 +35,7 @@ import functools
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +53,10 @@ log = logging.getLogger("dailies.schema")
 # How long an upgrade waits for a table lock before it lets writers go on and tries again.
 _LOCK_TIMEOUT = "5s"
 _UPGRADE_TRIES = 5
+
+# What a revision's SQL differs in per dialect, by word (`read_statements`), e.g.
+# {"postgresql": {"serial": "BIGSERIAL"}, "sqlite": {"serial": "INTEGER"}}.
+DialectWords = Mapping[str, Mapping[str, str]]
 
 
 @dataclass(frozen=True)
@@ -94,19 +98,26 @@ def first_revision(schema: Schema) -> str:
 
 def baseline(schema: Schema, dialect_name: str) -> list[str]:
     """The statements of the first revision on a dialect (the SQL files beside it)."""
-    return read_statements(_scripts(schema.scripts).get_revision(first_revision(schema)).path, dialect_name)
+    script = _scripts(schema.scripts).get_revision(first_revision(schema))
+    return read_statements(script.path, dialect_name, getattr(script.module, "WORDS", None))
 
 
-def read_statements(revision_file: str, dialect_name: str) -> list[str]:
-    """A revision's SQL for a dialect, from the file beside it (NNNN_name.<dialect>.sql), each statement
-    ended by a line holding only `;`."""
-    path = Path(revision_file).with_suffix(f".{dialect_name}.sql")
-    return [s.strip() for s in path.read_text().split("\n;\n") if s.strip()]
+def read_statements(revision_file: str, dialect_name: str, words: DialectWords | None = None) -> list[str]:
+    """A revision's SQL for a dialect from the files beside it, each statement ended by a line holding
+    only `;`: what both databases run (NNNN_name.sql, each `{word}` in it filled in from
+    `words[dialect_name]`), then what only this one runs (NNNN_name.<dialect>.sql). Either may be absent."""
+    path = Path(revision_file)
+    shared, own = path.with_suffix(".sql"), path.with_suffix(f".{dialect_name}.sql")
+    if not (shared.exists() or own.exists()):
+        raise FileNotFoundError(f"no {shared.name} nor {own.name} beside {path.name}")
+    texts = [shared.read_text().format_map((words or {}).get(dialect_name, {}))] if shared.exists() else []
+    texts += [own.read_text()] if own.exists() else []
+    return [s.strip() for sql in texts for s in sql.split("\n;\n") if s.strip()]
 
 
-def run_sql_beside(revision_file: str) -> None:
-    """In a revision's `upgrade`: run its SQL for the database at hand."""
-    for statement in read_statements(revision_file, op.get_bind().dialect.name):
+def run_sql_beside(revision_file: str, words: DialectWords | None = None) -> None:
+    """In a revision's `upgrade`: run its SQL for the database at hand (`read_statements`)."""
+    for statement in read_statements(revision_file, op.get_bind().dialect.name, words):
         op.execute(statement)
 
 

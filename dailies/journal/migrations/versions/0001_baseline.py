@@ -16,10 +16,23 @@ from dailies.service.db.migrate import run_sql_beside
 revision = "0001"
 down_revision = None
 
+# The statements are the same on both databases (0001_baseline.sql) but for these words.
+WORDS = {
+    "postgresql": {
+        "create_sequence": "CREATE SEQUENCE journal_writes",
+        "prefix": "journal_",
+        "double": "DOUBLE PRECISION",
+        "seq_column": "\n\tseq BIGINT DEFAULT nextval('journal_writes') NOT NULL,",  # every table's last column
+        "mark_version": "",
+    },
+    "sqlite": {"create_sequence": "", "prefix": "", "double": "DOUBLE", "seq_column": "",
+               "mark_version": "PRAGMA user_version = 1"},
+}
+
 
 def upgrade() -> None:
-    # Frozen SQL, one file per database beside this one (0001_baseline.<dialect>.sql).
-    run_sql_beside(__file__)
+    # Frozen SQL beside this file: what a database runs must never change, and SQLite keeps its text.
+    run_sql_beside(__file__, WORDS)
 
 
 def downgrade() -> None:

@@ -19,10 +19,18 @@ from dailies.service.db.migrate import run_sql_beside
 revision = "0001"
 down_revision = None
 
+# The tables are the same on both databases (0001_baseline.sql) but for these words: the row counters'
+# type, and the column names each one's SQLAlchemy quoted as reserved. The counters' SQL is each
+# database's own (0001_baseline.<dialect>.sql).
+WORDS = {
+    "postgresql": {"serial": "BIGSERIAL", "key": "key", "window": '"window"'},
+    "sqlite": {"serial": "INTEGER", "key": '"key"', "window": "window"},
+}
+
 
 def upgrade() -> None:
-    # Frozen SQL, one file per database beside this one (0001_baseline.<dialect>.sql).
-    run_sql_beside(__file__)
+    # Frozen SQL beside this file: what a database runs must never change, and SQLite keeps its text.
+    run_sql_beside(__file__, WORDS)
 
 
 def downgrade() -> None:

@@ -183,10 +183,19 @@ def _start_afresh_if_changed(before: Connection) -> None:
             del st.session_state[name]
 
 
+def base_url_refused(base_url: str) -> str | None:
+    """Why a typed base URL cannot be used: the client's rule, and on a shared dashboard the outbound guard's."""
+    return base_url_problem(base_url) or (outbound.address_problem(base_url) if shared() else None)
+
+
+def normalized(base_url: str) -> str:
+    return normalize_base_url(base_url)
+
+
 def save(base_url: str, api_key: str | None) -> str | None:
     """Use (and remember in this browser) a base URL and, when given, a key. Returns the client's
     reason to refuse the base URL, in which case nothing is saved."""
-    problem = base_url_problem(base_url) or (outbound.address_problem(base_url) if shared() else None)
+    problem = base_url_refused(base_url)
     if problem is not None:
         return problem
     before = current()

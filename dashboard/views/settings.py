@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.common import catalogs, connection, identity, outbound, signin
+from components.common import catalogs, connection, identity, signin
 from components.common.state_keys import API_KEY_KEY, CATALOG_KEY
+from components.settings.key_check import check_key
 from components.settings.state_keys import (
     API_KEY_FIELD,
     BASE_URL_FIELD,
@@ -17,7 +18,6 @@ from components.settings.state_keys import (
     SHOWN_KEY,
     TEST_KEY,
 )
-from dailies.client import APIConnectionError, APIStatusError, AuthenticationError, Client, DailiesError
 
 st.header("Settings")
 conn = connection.current()
@@ -45,15 +45,26 @@ FALLBACK = "no key (this dashboard is shared)" if connection.team_mode() else "t
 
 
 def _save() -> None:
-    problem = connection.save(st.session_state[BASE_URL_FIELD], st.session_state[API_KEY_FIELD].strip() or None)
+    typed_url, typed_key = st.session_state[BASE_URL_FIELD], st.session_state[API_KEY_FIELD].strip() or None
     st.session_state[API_KEY_FIELD] = ""  # the field never keeps a key; a refused address stays, to be mended
+    problem = connection.base_url_refused(typed_url)
+    checked = check_key(connection.normalized(typed_url), typed_key, connection.shared()) \
+        if typed_key and problem is None else None
+    if checked is not None and checked.refused:
+        st.session_state[OUTCOME_KEY] = ("save", "error", f"The service at {connection.normalized(typed_url)} "
+                                         "refused this API key (401): nothing was saved. Check the key.")
+        return
+    problem = problem or connection.save(typed_url, typed_key)
     signed_in = signin.current_user() is not None
+    unchecked = (f" The service did not answer, so the key is not checked yet ({checked.message})"
+                 if checked is not None and not checked.reached else "")
     st.session_state[OUTCOME_KEY] = (
         ("save", "error", f"Base URL: {problem}. Nothing was saved.") if problem
         else ("save", "warning", "Saved, with no key for this address: the dashboard's own key goes only to its "
               "own service. Enter your key for it.") if connection.own_key_withheld()
-        else ("save", "success", "Saved with your sign-in: any browser where you sign in has it." if signed_in
-              else "Saved, and remembered in this browser: reloads, links and new tabs keep it."))
+        else ("save", "warning" if unchecked else "success",
+              ("Saved with your sign-in: any browser where you sign in has it." if signed_in
+               else "Saved, and remembered in this browser: reloads, links and new tabs keep it.") + unchecked))
 
 
 def _forget() -> None:
@@ -102,19 +113,8 @@ region = catalogs.region_for(conn.base_url, catalogs.current_choice(),
 st.caption(f"Compose offers {'both catalogs' if region is None else f'the {region.value} catalog'} here.")
 
 if st.button("Test connection", key=TEST_KEY, disabled=not conn.usable):
-    try:
-        with Client(base_url=conn.base_url, api_key=conn.api_key, timeout=10, max_retries=0,
-                    transport=outbound.transport_for(conn.base_url, connection.shared())) as probe:
-            page = probe.tasks.list(page_size=1)
-        st.success(f"Connected: {page.total} task(s) in the last 7 days on the default tier.")
-    except AuthenticationError:
-        st.error("The service refused the API key (401). Check the key.")
-    except APIStatusError as exc:
-        st.error(f"The service answered {exc.status_code}: {exc.message}")
-    except APIConnectionError as exc:
-        st.error(f"Could not reach {conn.base_url}: {exc}")
-    except DailiesError as exc:
-        st.error(str(exc))
+    tested = check_key(conn.base_url, conn.api_key or "", connection.shared())
+    (st.success if tested.ok else st.error)(tested.message)
 
 st.subheader("Who you are")
 answer = identity.lookup(connection.client(), conn.cache_id) if conn.usable else identity.Answer(None)

@@ -49,12 +49,24 @@ def test_env_connection_is_shown_with_a_masked_key_and_tests_ok(dashboard_env):
     assert any(s.value.startswith("Connected:") for s in at.success), page_text(at)
 
 
-def test_a_refused_key_is_said_plainly(dashboard_env):
+def test_a_refused_key_is_said_plainly_and_not_saved(dashboard_env):
     at = save(open_settings(), key="dk-not-a-real-key-at-all")
-    assert any("Saved" in s.value for s in at.success)
-    assert "`dk-no…-all`" in page_text(at)
-    at.button(key="settings.test").click().run()
-    assert any("refused the API key (401)" in e.value for e in at.error), page_text(at)
+    assert not at.success
+    assert any("refused this API key (401): nothing was saved" in e.value for e in at.error), page_text(at)
+    assert "`dk-no…-all`" not in page_text(at) and f"`{mask(dashboard_env.api_key)}`" in page_text(at)
+    assert connection.API_KEY_KEY not in at.session_state and len(connection.remembered_store()) == 0
+
+
+def test_a_key_the_service_knows_is_saved_as_checked(dashboard_env):
+    at = save(open_settings(), key=dashboard_env.api_key)
+    assert any(s.value.startswith("Saved, and remembered in this browser") for s in at.success), page_text(at)
+
+
+def test_a_key_for_an_address_that_does_not_answer_is_saved_unchecked(dashboard_env):
+    nowhere = f"http://127.0.0.1:{free_port()}/api/v3"
+    at = save(open_settings(), base_url=nowhere, key="dk-a-key-for-that-address")
+    assert any("the key is not checked yet" in w.value for w in at.warning), page_text(at)
+    assert at.session_state[connection.BASE_URL_KEY] == nowhere
 
 
 def test_an_unreachable_address_is_said_plainly(dashboard_env):

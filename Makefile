@@ -25,6 +25,10 @@ $(TEST_STAMP): $(BIN)/python pyproject.toml
 up: $(RUN_STAMP)
 	$(BIN)/dailies up
 
+# The same, with a dashboard that asks each visitor for a key: share links open for guests here.
+up-team: $(RUN_STAMP)
+	$(BIN)/dailies up --team
+
 # The type check ([tool.mypy] in pyproject.toml) runs in both, so CI (`make test`) runs it too.
 test: $(TEST_STAMP)
 	$(BIN)/ruff check .

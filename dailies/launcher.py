@@ -369,7 +369,8 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
         print(f"\n  Dailies is up (data in {data_dir}).\n"
               f"  Dashboard:  http://{host}:{ui_port}\n"
               f"  API:        {api_url}/api/v3   (key {mask_key(key)}; `dailies keys --show` prints it)\n"
-              + ("  Team mode:  the dashboard has no key of its own; each person enters theirs in Settings.\n"
+              + ("  Team mode:  the dashboard has no key of its own; each person enters theirs in Settings\n"
+                 "              (yours: `dailies keys --show`). Share links open for guests here.\n"
                  if team else "") +
               f"  Service log: {data_dir / 'service.log'}\n"
               f"  Results come from the offline preview renderer, not a real model.\n"

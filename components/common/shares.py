@@ -35,5 +35,7 @@ def guests_stay_guests() -> bool:
 
 NO_SHARES_HERE = ("This dashboard has no sign-in and is not in team mode, so it gives its own key to whoever "
                   "opens it: a guest sent a link to it could drop `?share=` from the address and use every page. "
-                  "Share links are made on a dashboard whose visitors sign in (README: Sign-in) or on a team "
-                  "dashboard (`dailies up --team`), where a guest's link reaches the shared versions alone.")
+                  "To share from here: stop Dailies (Ctrl-C) and start it again with `make up-team` (or "
+                  "`dailies up --team`); your work stays. Then paste your key in **Settings** (`dailies keys "
+                  "--show` prints it) and come back: this panel makes links that reach the shared versions "
+                  "alone. A dashboard whose visitors sign in makes them too (README: Sign-in).")

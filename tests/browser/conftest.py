@@ -9,15 +9,14 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
+from dailies.launcher import wait_until_up
 from tests.support.live_service import free_port
 
 CHROMIUM = "/usr/bin/chromium"
@@ -62,17 +61,10 @@ def running_process(command: list[str], log_path: Path, health_url: str, cwd: Pa
     log = open(log_path, "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, log_path.read_text()
-            try:
-                if httpx.get(health_url, timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        else:
-            raise RuntimeError(f"{command[2:4]} did not start: " + log_path.read_text())
+        try:
+            wait_until_up(health_url, proc, " ".join(command[2:4]), timeout_s)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}\n{log_path.read_text()}") from None
         yield proc
     finally:
         proc.terminate()

@@ -117,6 +117,10 @@ def test_a_dashboard_that_gives_its_key_to_every_visitor_makes_no_share_links(da
     assert not at.exception
     assert [w.value for w in at.warning] == [share_panel.NO_SHARES_HERE]
     assert not at.button and not at.code
+    # The way on is named: a Makefile target that exists, and where the key is.
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    assert "`make up-team`" in share_panel.NO_SHARES_HERE and "\nup-team:" in makefile
+    assert "dailies keys --show" in share_panel.NO_SHARES_HERE
     # A link made elsewhere (`dailies share create` cannot see the dashboard it points at) opens
     # nothing on such a dashboard either.
     journal = Journal(data_dir / "dashboard" / "journal.sqlite3", database_url="", storage="")

@@ -321,6 +321,13 @@ def key_journal() -> Journal:
     return shared_journal().scoped(current().journal_scope)
 
 
+def rename_me(name: str) -> None:
+    """The display name of the current key, with what it wrote under its former name moved to it."""
+    conn = current()
+    answer = identity.lookup(client(), conn.cache_id) if conn.usable else identity.Answer(None)
+    identity.rename(shared_journal(), conn.journal_scope, answer.who, name, fallback_name=signin.display_name())
+
+
 def journal() -> Journal:
     """The journal of the person using the dashboard: on a Dailies service their project's (shared
     by its members), elsewhere their key's (components/common/identity.py).

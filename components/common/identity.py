@@ -142,12 +142,29 @@ def set_display_name(key_journal: Journal, name: str) -> None:
     key_journal.set_preference(DISPLAY_NAME_PREF, name.strip()[:60])
 
 
+def is_unnamed(author: str) -> bool:
+    """Whether a view signs as a key's fingerprint ("key df95cea8"), nobody having named its person."""
+    return author.startswith("key ") and len(author) == 12
+
+
 def unnamed_member(given: str, key_fingerprint: str) -> str:
     """How a key the service names no member for signs in its project's shared journal: the name the
     person gave, with the key's fingerprint start. The journal keys stars and statuses by that name,
     so a name anyone may type must not pass for a member's (or another unnamed key's)."""
     tag = f"key {key_fingerprint[:8]}"
     return given if given == tag else f"{given} ({tag})"
+
+
+def rename(shared: Journal, key_scope: Scope, who: Identity | None, name: str, fallback_name: str = "") -> None:
+    """Set the key's display name, and move what it wrote under its former name to the new one: one
+    person's earlier stars, statuses and comments stay theirs across a rename (issue 37)."""
+    key_journal = shared.scoped(key_scope)
+    before = journal_for(shared, key_scope, who, fallback_name)
+    set_display_name(key_journal, name)
+    after = journal_for(shared, key_scope, who, fallback_name)
+    before.rename_author(before.author, after.author)
+    if after.scope != key_scope:  # rows the project has not adopted yet from the key's own scope
+        key_journal.rename_author(before.author, after.author)
 
 
 def journal_for(shared: Journal, key_scope: Scope, who: Identity | None, fallback_name: str = "") -> Journal:

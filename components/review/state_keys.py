@@ -74,3 +74,6 @@ EARLIER_KEY = "reel.earlier"
 
 # report_download.py
 REPORT_DOWNLOAD_KEY = "review.report"  # the report's buttons start with it
+
+# dashboard/views/review.py: a name for a key nobody named, asked where stars and comments are signed
+NAME_KEY = "review.your_name"

@@ -49,6 +49,7 @@ call between parts is one the type checker sees; `Journal` is all of them.
 from __future__ import annotations
 
 from .adopt import AdoptMixin
+from .authors import AuthorsMixin
 from .comments import Comment, thread
 from .inputs import STORED_PREFIX
 from .kept import KeptFile
@@ -87,7 +88,7 @@ __all__ = [
 ]
 
 
-class Journal(SubmissionsMixin, RecordsMixin, PreferencesMixin, AdoptMixin, ShotsMixin, SharesMixin):
+class Journal(AuthorsMixin, SubmissionsMixin, RecordsMixin, PreferencesMixin, AdoptMixin, ShotsMixin, SharesMixin):
     """A view of the journal: one scope's rows (`scoped`), or every scope's (the constructor).
 
     `database_url` and `storage` default to DAILIES_DATABASE_URL and DAILIES_STORAGE; "" (or

@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.common import connection
+from components.common import connection, identity
 from components.common.browser_timezone import browser_timezone
 from components.review import panel as review_panel
+from components.review.state_keys import NAME_KEY
 
 st.header("Review")
 client = connection.require_client()
-review_panel.render(client, connection.journal(), browser_timezone())
+journal = connection.journal()
+if identity.is_unnamed(journal.author):
+    # Asked here, where stars and comments are signed: "key df95cea8" tells the team nothing.
+    st.text_input(f"Your name (you appear as “{journal.author}” to the others)", key=NAME_KEY, max_chars=60,
+                  placeholder="shown on your statuses, stars and comments; Settings changes it later",
+                  on_change=lambda: connection.rename_me(st.session_state[NAME_KEY]))
+review_panel.render(client, journal, browser_timezone())

@@ -131,7 +131,7 @@ if (who is None and answer.reached) or (who is not None and not who.member):
     own = connection.key_journal()
     st.text_input("Your name", value=identity.display_name(own), key=DISPLAY_NAME_KEY,
                   max_chars=60, placeholder=signin.display_name() or "shown on your statuses and comments",
-                  on_change=lambda: identity.set_display_name(own, st.session_state[DISPLAY_NAME_KEY]),
+                  on_change=lambda: connection.rename_me(st.session_state[DISPLAY_NAME_KEY]),
                   help="This service does not say whose a key is: the name you give here signs your statuses, "
                        "stars and comments. It is remembered with your key.")
 

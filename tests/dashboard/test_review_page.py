@@ -20,6 +20,7 @@ from components.common import catalogs
 from components.common.keep import keep_result
 from components.compose.form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
 from components.review import panel as review_panel
+from components.review import state_keys as review_panel_keys
 from components.review.card import short_id
 from dailies.client import Client, Tasks
 from dailies.journal import Journal, Scope, Submission
@@ -572,3 +573,18 @@ def test_a_guests_name_and_comment_show_as_typed_on_the_members_cards(env, resul
                             "\\[the master\\]\\(https\\:\\/\\/attacker.example\\/phish\\)")
     assert any(f"Approved by {name}, " in c.value for c in at.caption)
     assert any(f"· **{name}**: Pending review → Approved" in m.value for m in at.markdown)  # the status history
+
+
+def test_a_key_nobody_named_is_asked_for_a_name_and_keeps_its_stars(env, results):
+    """Issue 37: a reviewer whose key has no member name signed as "key df95cea8"; Review asks for a
+    name, and what they did before stays theirs under it."""
+    at = open_review()
+    assert not at.exception
+    ask = at.text_input(key=review_panel_keys.NAME_KEY)
+    assert "you appear as “key " in ask.label
+    at.feedback(key=review_panel_keys.STARS_KEY.format(results[0])).set_value(3).run()  # 4 stars, as key …
+    ask.input("Maya").run()
+    assert not at.exception
+    assert review_panel_keys.NAME_KEY not in [w.key for w in at.text_input]
+    stars = env.ratings([results[0]])[results[0]]
+    assert list(stars.values()) == [4] and next(iter(stars)).startswith("Maya (key ")

@@ -1,0 +1,42 @@
+"""One person, one name across a rename: what a view's author wrote (statuses, stars, comments,
+submissions, shares) is moved to their new name, in the view's own scope, in one transaction."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from .view import View
+
+# Each table that names a person, and the columns that do.
+_NAMED = {"statuses": ("author",), "comments": ("author", "resolved_by"), "authors": ("author",),
+          "shares": ("created_by",)}
+
+
+class AuthorsMixin(View):
+    def rename_author(self, old: str, new: str) -> None:
+        """Everything `old` wrote in this view's scope now reads as `new`'s. Stars are one per person and
+        task: where both names rated a task, the later rating stays."""
+        if not old or not new or old == new or self._scope is None:
+            return
+        scope = self._writes_as
+        with self._store.writer.begin() as conn:
+            ratings = self._table("ratings")
+            theirs = {row.task_id: row for row in conn.execute(
+                select(ratings).where(ratings.c.scope == scope, ratings.c.author.in_((old, new))))
+                if row.author == new}
+            for row in conn.execute(select(ratings).where(ratings.c.scope == scope, ratings.c.author == old)).all():
+                kept = theirs.get(row.task_id)
+                if kept is not None and kept.at >= row.at:
+                    conn.execute(ratings.delete().where(ratings.c.scope == scope, ratings.c.task_id == row.task_id,
+                                                        ratings.c.author == old))
+                    continue
+                if kept is not None:
+                    conn.execute(ratings.delete().where(ratings.c.scope == scope, ratings.c.task_id == row.task_id,
+                                                        ratings.c.author == new))
+                conn.execute(ratings.update().where(ratings.c.scope == scope, ratings.c.task_id == row.task_id,
+                                                    ratings.c.author == old).values(author=new))
+            for name, columns in _NAMED.items():
+                table = self._table(name)
+                for column in columns:
+                    conn.execute(table.update().where(table.c.scope == scope, table.c[column] == old)
+                                 .values({column: new}))

@@ -72,3 +72,6 @@ SLOT_SOURCE = "{}.source"
 SLOT_URL = "{}.url"
 SLOT_ASSET = "{}.asset"
 SLOT_REMOVE = "{}.remove"
+SENT_KEY = "compose.sent"  # the digest of the bodies last sent whole: Submit waits for a change or "Send again"
+AGAIN_KEY = "compose.send_again"
+ENDED_KEY = "compose.ended"  # tasks of the last submission that ended since the page last said so

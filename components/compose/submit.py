@@ -4,6 +4,8 @@ refuses, with the form left as it was."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 import uuid
 from typing import Any
@@ -13,10 +15,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from components.common import data, pages
 from components.common.shot_labels import distinct_labels
+from components.compose import render_watch
 from components.compose.body import FormValues, Plan, idempotency_key
 from components.compose.image_input import thumbnail_data_url
 from components.compose.prefill import LINEAGE_KEY
-from components.compose.state_keys import PENDING_KEY, RESULT_KEY, SUBMIT_KEY, TOKEN_KEY
+from components.compose.state_keys import AGAIN_KEY, PENDING_KEY, RESULT_KEY, SENT_KEY, SUBMIT_KEY, TOKEN_KEY
 from dailies.client import APIStatusError, Client, DailiesError
 from dailies.journal import InputRef, Journal, Submission
 from dailies.spec.scenarios import Scenario
@@ -31,8 +34,14 @@ def render(plan: Plan, values: FormValues, client: Client | None, journal: Journ
     if client is None:
         st.warning("No API key yet: open **Settings** to enter the service address and key.")
     label = "Submit" if n == 1 else f"Submit {n} tasks"
-    clicked = st.button(label, key=SUBMIT_KEY, type="primary", icon=":material/send:", width="stretch",
-                        disabled=not plan.ok or client is None)
+    # After a whole batch went, the same form waits: a second press is another take, asked for by name.
+    sent = plan.ok and st.session_state.get(SENT_KEY) == _digest(plan.bodies)
+    clicked = st.button(f"Submitted ✓ ({n})" if sent and n > 1 else "Submitted ✓" if sent else label,
+                        key=SUBMIT_KEY, type="primary", icon=":material/send:", width="stretch",
+                        disabled=sent or not plan.ok or client is None)
+    if sent:
+        st.button("Send the same again (another take)", key=AGAIN_KEY, icon=":material/replay:",
+                  on_click=lambda: st.session_state.pop(SENT_KEY, None))
     if plan.mistakes:
         st.caption("Submit stays off until every problem above is fixed: nothing is sent before that.")
     if clicked and plan.ok and client is not None:
@@ -65,17 +74,18 @@ def input_refs(values: FormValues, paths: dict[str, str]) -> list[InputRef]:
     return refs
 
 
-def link_version(journal: Journal, task_id: str, prompt: str, lineage: dict[str, Any] | None) -> None:
+def link_version(journal: Journal, task_id: str, prompt: str, lineage: dict[str, Any] | None) -> str | None:
     """A task made from another's hand-off joins that task's shot: a final, a chained shot, or a rerun
-    (the same prompt) or an edit (another prompt)."""
+    (the same prompt) or an edit (another prompt). What went wrong, if anything."""
     if not lineage or not lineage.get("parent"):
-        return
+        return None
     parent = lineage["parent"]
     how = lineage.get("how") or ("rerun" if lineage.get("prompt") == prompt else "edit")
     try:
         journal.link_version(task_id, parent, how)
     except (OSError, SQLAlchemyError) as exc:
-        st.warning(f"Task {task_id} was created, but it could not be joined to the shot of {parent}: {exc}")
+        return f"Task {task_id} was created, but it could not be joined to the shot of {parent}: {exc}"
+    return None
 
 
 def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> None:
@@ -102,6 +112,7 @@ def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> 
     n = len(plan.bodies)
     created: list[dict[str, Any]] = []
     failure: dict[str, Any] | None = None
+    notes: list[str] = []  # what the journal could not keep; the tasks exist
     with st.status(f"Submitting {n} task{'s' if n != 1 else ''}…", expanded=True) as status:
         bar = st.progress(0.0, text=f"Submitting 1 of {n}…")
         for i, (task, body) in enumerate(zip(plan.tasks, plan.bodies, strict=True)):
@@ -124,9 +135,11 @@ def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> 
                 ))
             except (OSError, SQLAlchemyError) as exc:
                 # The task exists on the service: go on with the batch, and say what the journal lost.
-                st.warning(f"Task {response.id} was created, but its prompt and inputs could not be journaled: {exc}")
-            created.append({"id": response.id, "prompt": prompt, "seed": task.seed})
-            link_version(journal, response.id, prompt, lineage)
+                notes.append(f"Task {response.id} was created, but its prompt and inputs could not be journaled: {exc}")
+            created.append({"id": response.id, "prompt": prompt, "seed": task.seed, "status": "queued",
+                            "tier": body.get("service_tier") or "default"})
+            if (note := link_version(journal, response.id, prompt, lineage)) is not None:
+                notes.append(note)
         done = len(created)
         bar.progress(done / n, text=f"{done} of {n} submitted")
         if failure is None:
@@ -135,14 +148,19 @@ def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> 
         else:
             status.update(label=f"Stopped after {done} of {n}: the service refused task {failure['index'] + 1}",
                           state="error", expanded=False)
-    state[RESULT_KEY] = {"batch_id": batch_id, "created": created, "failure": failure, "total": n}
+    for item, label in zip(created, _link_labels(created), strict=True):
+        item["label"] = label
+    state[RESULT_KEY] = {"batch_id": batch_id, "created": created, "failure": failure, "total": n, "notes": notes}
     if created:
         state.pop(LINEAGE_KEY, None)  # the hand-off's versions are made; the next take starts a shot
     if failure is None:
         # The next press is a new take of the same form, not a retry of this one.
         state[TOKEN_KEY] = uuid.uuid4().hex
         state.pop(PENDING_KEY, None)
+        state[SENT_KEY] = _digest(plan.bodies)
     data.changed()  # the new tasks: every listing of this connection is read anew
+    if failure is None:
+        st.rerun()  # drawn again from the result: Submit as sent, the watch of the new tasks started
 
 
 def show_result() -> None:
@@ -151,11 +169,13 @@ def show_result() -> None:
     if not result:
         return
     created, failure, total = result["created"], result["failure"], result["total"]
+    for note in result.get("notes", []):
+        st.warning(note)
     if created:
         st.success(f"Last submission: {len(created)} of {total} task{'s' if total != 1 else ''} sent · batch "
                    f"`{result['batch_id']}`. Open a task to follow it:")
-        for item, label in zip(created, _link_labels(created), strict=True):
-            task_link(item["id"], label, tooltip=item.get("prompt") or None)
+        for item in created:
+            task_link(item["id"], f"{item['label']} · {render_watch.mark(item)}", tooltip=item.get("prompt") or None)
     if failure:
         where = f"Task {failure['index'] + 1} of {total}" if total > 1 else "The task"
         head = " · ".join(str(x) for x in (failure["status"], failure["code"]) if x)
@@ -174,6 +194,10 @@ def _link_labels(created: list[dict[str, Any]]) -> list[str]:
     labels = distinct_labels([item.get("prompt") or "" for item in created],
                              [item.get("seed") for item in created], width=28)
     return [f"{item['id']} · {label}" for item, label in zip(created, labels, strict=True)]
+
+
+def _digest(bodies: list[dict[str, Any]]) -> str:
+    return hashlib.sha256(json.dumps(bodies, sort_keys=True).encode()).hexdigest()
 
 
 def task_link(task_id: str, label: str, tooltip: str | None = None) -> None:

@@ -8,7 +8,7 @@ import streamlit as st
 from components.common import connection, handoff
 from components.compose import form as compose_form
 from components.compose import prefill as compose_prefill
-from components.compose import request_preview
+from components.compose import render_watch, request_preview
 from components.compose import submit as compose_submit
 from components.compose.body import check
 
@@ -26,5 +26,6 @@ plan = check(form.values)
 with request_column:
     request_preview.render(plan)
     compose_submit.render(plan, form.values, client, journal)
+    render_watch.watch(client)
     request_preview.render_json(plan)
 form.messages.fill(plan.mistakes, plan.paths)

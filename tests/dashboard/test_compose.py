@@ -556,10 +556,40 @@ def test_the_links_of_a_batch_of_variations_name_what_differs(client, journal):
 
     send(at)
 
-    labels = [link.label for link in at.page_link]
+    labels = [link.label.rsplit(" · ", 1)[0] for link in at.page_link]  # the last part: the task's status
     ids = created_ids(at)
     assert labels == [f"{task_id} · … {line}"
                       for task_id, line in zip(ids, ["pushes in", "orbits left", "stays still"], strict=True)]
+
+
+def test_after_a_batch_is_sent_submit_waits_for_a_change_or_send_again(client, journal):
+    """Issue 37: Submit stayed armed after success, so a second press made a second take unasked."""
+    at = setup(compose(), model=V20, prompt="a kite over the dunes")
+    send(at)
+    assert len(created_ids(at)) == 1
+    assert submit_button(at).disabled and submit_button(at).label == "Submitted ✓"
+    at.button(key="compose.send_again").click()
+    rerun(at)
+    assert not submit_button(at).disabled and submit_button(at).label == "Submit"
+    send(at)
+    assert len(created_ids(at)) == 1 and submit_button(at).disabled  # a second take, asked for
+    at.text_area(key="compose.prompt").input("a kite over the dunes at dawn")
+    rerun(at)
+    assert not submit_button(at).disabled  # another form: armed again
+
+
+def test_a_render_that_ends_while_compose_stays_open_is_announced(client, journal):
+    """Issue 37: nothing told a creative on Compose that their render had finished."""
+    at = setup(compose(), model=V20, prompt="a lantern over the river")
+    send(at)
+    [task_id] = created_ids(at)
+    assert at.page_link[0].label.endswith("· queued") and not at.toast
+    client.wait(task_id, timeout=180, poll_interval=0.2)
+    rerun(at)  # what the fragment does every few seconds
+    assert [t.value for t in at.toast] == [f"{task_id}: finished — open it in Review"]
+    assert at.page_link[0].label.endswith("· ✓ succeeded")
+    rerun(at)
+    assert not at.toast  # said once
 
 
 def final_from_a_typed_draft_id() -> AppTest:
@@ -796,3 +826,19 @@ def test_earlier_results_as_references_are_held_to_15_s_together(client):
     assert problem.path == "content[2].video_url"
     assert sum(problem.message in e.value for e in at.error) == 2  # and again beside that slot
     assert submit_button(at).disabled
+
+
+def test_what_the_journal_could_not_keep_is_said_after_the_page_is_drawn_again(client, journal, monkeypatch):
+    """A sent batch redraws the page (Submit as sent, the watch started): a warning made while sending is
+    kept with the result, not lost with that run."""
+    from dailies.journal import Journal
+
+    def fails(*_args, **_kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Journal, "record_submission", fails)
+    at = setup(compose(), model=V20, prompt="a heron at dawn")
+    send(at)
+    [task_id] = created_ids(at)
+    assert [w.value for w in at.warning] == [
+        f"Task {task_id} was created, but its prompt and inputs could not be journaled: disk full"]

@@ -205,6 +205,7 @@ class RunningDashboard:
     team: bool
     sign_in: bool
     pid: int
+    api_url: str = ""  # its service's base URL (…/api/v3): the CLI's key beside it is this data directory's
 
     @property
     def guests_can_open(self) -> bool:
@@ -259,7 +260,8 @@ def running_dashboard(data_dir: Path) -> RunningDashboard | None:
 def _read_running_dashboard(data_dir: Path) -> RunningDashboard | None:
     try:
         found = json.loads((data_dir / RUNNING_DASHBOARD_FILE).read_text())
-        return RunningDashboard(str(found["url"]), bool(found["team"]), bool(found["sign_in"]), int(found["pid"]))
+        return RunningDashboard(str(found["url"]), bool(found["team"]), bool(found["sign_in"]), int(found["pid"]),
+                                str(found.get("api_url", "")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -365,7 +367,8 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
         procs.append(subprocess.Popen(ui_cmd, env=ui_env, cwd=str(data_dir)))
         wait_until_up(f"http://{host}:{ui_port}/_stcore/health", procs[1], "dashboard")
         record_running_dashboard(data_dir, RunningDashboard(f"http://{host}:{ui_port}", team,
-                                                            sign_in_configured(data_dir), os.getpid()))
+                                                            sign_in_configured(data_dir), os.getpid(),
+                                                            f"{api_url}/api/v3"))
         print(f"\n  Dailies is up (data in {data_dir}).\n"
               f"  Dashboard:  http://{host}:{ui_port}\n"
               f"  API:        {api_url}/api/v3   (key {mask_key(key)}; `dailies keys --show` prints it)\n"

@@ -68,9 +68,29 @@ def make_client(args: argparse.Namespace, **options: Any) -> Client:
     """The client of the connection options (every command that talks to a service makes it here);
     without a key it says what a CLI user does about it, not what the client's caller does."""
     api_key = args.api_key if args.api_key is not None else environment_defaults(os.environ)[1]
+    base_url = checked_base_url(args)
+    if not api_key:
+        api_key = _key_of_running_up(base_url)
     if not api_key:
         raise CommandRefused(NO_API_KEY)
-    return Client(base_url=checked_base_url(args), api_key=api_key, **options)
+    return Client(base_url=base_url, api_key=api_key, **options)
+
+
+def _key_of_running_up(base_url: str) -> str:
+    """The key a `dailies up` running on the data directory (DAILIES_DATA_DIR, else ./.dailies) gives its
+    own dashboard, when `base_url` is that `up`'s service: beside one person's `make up` the CLI needs
+    no key typed, and the key goes to no other address."""
+    from dailies.launcher import running_dashboard
+    from dailies.service.access.keys import load_keys
+
+    data_dir = Path(os.environ.get("DAILIES_DATA_DIR") or ".dailies")
+    running = running_dashboard(data_dir)
+    if running is None or running.api_url != base_url:
+        return ""
+    try:
+        return next(iter(load_keys(data_dir)), "")
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""  # no readable keys file: the message says how to give a key
 
 
 def _base_url_hint(args: argparse.Namespace, exc: DailiesError) -> str:

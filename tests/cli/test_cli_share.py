@@ -224,7 +224,8 @@ def test_dailies_up_records_its_dashboard_while_it_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(launcher.subprocess, "Popen", lambda *a, **k: Child())
     monkeypatch.setattr(launcher, "sign_in_configured", lambda cwd: False)
     assert launcher.run_up(tmp_path, 18000, 18501, team=True) == 1
-    assert seen[0] == launcher.RunningDashboard("http://127.0.0.1:18501", True, False, os.getpid())
+    assert seen[0] == launcher.RunningDashboard("http://127.0.0.1:18501", True, False, os.getpid(),
+                                             "http://127.0.0.1:18000/api/v3")
     assert launcher.running_dashboard(tmp_path) is None
 
 

@@ -14,7 +14,7 @@ Every shot is brought to one frame size and one frame rate:
 
 Optionally a slate (a still of `slate_seconds` with the shot's name and the lines given, e.g. version,
 status, prompt excerpt and date) goes before each shot, and a burn-in (the shot's name and the reel's
-running timecode HH:MM:SS:FF on a dark strip at the bottom) over every picture of the shots.
+running timecode HH:MM:SS:FF on a dark strip at the top) over every picture of the shots.
 
 Everything streams: each input is demuxed and decoded a packet at a time, every output frame goes
 straight to the encoder, and the only per-frame buffers are one canvas of the reel's size and the
@@ -196,7 +196,8 @@ def _slate_picture(shot: ReelShot, size: tuple[int, int], number: int, count: in
 
 class _BurnIn:
     """The shot's name (drawn once per shot) and the running timecode (drawn per frame on a small patch)
-    on a dark strip along the bottom, blended with the project's overlays."""
+    on a dark strip along the top, blended with the project's overlays: at the bottom, a browser's
+    player controls covered it."""
 
     def __init__(self, title: str, size: tuple[int, int], fps: int) -> None:
         width, height = size
@@ -206,7 +207,7 @@ class _BurnIn:
         self.digits = load_font(self.font_size)
         pad = max(2, self.font_size // 3) // 2 * 2
         strip_h = (self.font_size + 2 * pad + 1) // 2 * 2
-        self.top = (height - strip_h) // 2 * 2
+        self.top = 0
         self.pad = pad
         self.code_w = (int(self.digits.getlength("00:00:00:00")) + 2 * pad + 1) // 2 * 2
         self.code_left = (width - self.code_w) // 2 * 2

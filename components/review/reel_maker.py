@@ -94,7 +94,10 @@ def _sources(results: list[Result], versions: dict[str, str], client, now: float
     """The reel's shots: each version's kept copy, else its live link downloaded into `folder`."""
     shots: list[ReelShot] = []
     missing: list[str] = []
-    for index, result in enumerate(results):
+    # A shot is named on its slate and burn-in by what tells its prompt from the others', not its id.
+    names = labels_among_many([r.prompt for r in results], [r.record.seed if r.record else None for r in results],
+                              width=32)
+    for index, (result, name) in enumerate(zip(results, names, strict=True)):
         choice = player.choose(result.record, result.kept, now, on_service=result.listed)
         path = choice.path
         if path is None and choice.url and client is not None:
@@ -106,7 +109,7 @@ def _sources(results: list[Result], versions: dict[str, str], client, now: float
             continue
         lines = slate_lines(versions.get(result.task_id),
                             STATUS_LABELS.get(result.status_name), result.prompt, result.created_at or None)
-        shots.append(ReelShot(path, short_id(result.task_id), lines))
+        shots.append(ReelShot(path, name if result.prompt else short_id(result.task_id), lines))
     if missing:
         raise ValueError("No video to put in the reel for " + "; ".join(missing))
     return shots
@@ -160,7 +163,7 @@ def _show(path: Path, journal: Journal | None = None, client=None) -> None:
     with path.open("rb") as file:
         st.download_button("⬇️ Download the reel", data=file.read(), file_name=path.name, mime="video/mp4",
                            key=REEL_DOWNLOAD_KEY.format(path.name))
-    st.caption(f"Kept as `{path}` ({path.stat().st_size / 1_000_000:.1f} MB)")
+    st.caption(f"Kept in this project's reels as {path.name} ({path.stat().st_size / 1_000_000:.1f} MB)")
     if journal is not None and st.toggle("🔗 Share this reel with a guest", key=REEL_SHARE_KEY.format(path.stem)):
         from components.common.shares import public_url
         from components.review.share_panel import render_share_panel

@@ -74,12 +74,13 @@ def test_a_reel_of_mixed_shots_with_slates_and_burn_in(clips, tmp_path):
         assert _close(picture[height // 2, width // 2], colour), (first, picture[height // 2, width // 2])
         # The frame before is the slate (dark grey), not this shot.
         assert not _close(pictures[first - 1][height // 2, width // 2], colour)
-        # Pillarboxed shots have black bars at the sides (the burn-in strip is at the bottom only).
+        # Pillarboxed shots have black bars at the sides (the burn-in strip is at the top only).
         aspect = {RED: 16 / 9, YELLOW: 16 / 9, GREEN: 240 / 320, BLUE: 1.0}[colour]
         if aspect < SIZE[0] / SIZE[1]:
             assert picture[height // 3, 4].max() <= 12 and picture[height // 3, width - 5].max() <= 12
-        else:  # fills the frame: no bars
+        else:  # fills the frame: no bars; the burn-in darkens the top, clear of a player's controls
             assert _close(picture[height // 3, 4], colour)
+            assert _close(picture[height - 3, width // 2], colour) and not _close(picture[2, width // 2], colour)
         # Sound where the shot has some, silence where it has none and on the slates.
         middle = sound[int((start + 0.2) * rate): int((start + seconds - 0.2) * rate)]
         loudness = float(np.sqrt(np.mean(middle ** 2)))

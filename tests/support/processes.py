@@ -17,6 +17,14 @@ from tests.support.servers import free_port
 _worker_logs = itertools.count(1)  # workers sharing a data directory each have a log of their own
 
 
+def stop_all(processes) -> None:
+    """Stop several processes at once: each shuts down (grace, connections) while the others do."""
+    for process in processes:
+        process.ask_to_stop()
+    for process in processes:
+        process.stop()
+
+
 class Process:
     """A `dailies` subcommand in its own process, its output in a log file of `data_dir`."""
 
@@ -24,6 +32,7 @@ class Process:
         self.data_dir = data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = data_dir / log_name
+        self._asked = False  # SIGTERM sent
         self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()/kill()
         self.proc = subprocess.Popen([sys.executable, "-m", "dailies.cli", *argv],
                                      env={**os.environ, **env}, stdout=self.log, stderr=subprocess.STDOUT)
@@ -50,9 +59,15 @@ class Process:
         self.log.close()
         return code
 
+    def ask_to_stop(self) -> None:
+        """SIGTERM once, without waiting (stop_all signals every process before waiting for any)."""
+        if self.proc.poll() is None and not self._asked:
+            self._asked = True
+            self.proc.terminate()
+
     def stop(self) -> None:
         if self.proc.poll() is None:
-            self.proc.terminate()
+            self.ask_to_stop()  # a second SIGTERM would make uvicorn quit without its shutdown
             try:
                 self.proc.wait(15)
             except subprocess.TimeoutExpired:

@@ -21,7 +21,7 @@ from sqlalchemy import create_engine, select
 
 from dailies.service.db.tables import callback_events, tasks
 from tests.service.callbacks.receiver import Receiver
-from tests.support.processes import Serve, Worker
+from tests.support.processes import Serve, Worker, stop_all
 from tests.support.waiting import wait_for
 
 from ..conftest import TEST_BUCKET
@@ -135,7 +135,6 @@ def test_two_api_nodes_and_three_workers_share_only_the_database_and_the_bucket(
         stored = s3_server.keys(TEST_BUCKET, storage.removeprefix(f"s3://{TEST_BUCKET}/"))
         assert {key.rsplit("/", 2)[1] for key in stored} == set(ids)
     finally:
-        for process in processes:
-            process.stop()
+        stop_all(processes)
         receiver.close()
         engine.dispose()

@@ -27,7 +27,7 @@ from dailies.service.db import migrate
 from dailies.service.db.schema import SERVICE
 from dailies.service.db.tables import tasks
 from tests.service.callbacks.receiver import Receiver
-from tests.support.processes import Serve, Worker
+from tests.support.processes import Serve, Worker, stop_all
 from tests.support.servers import free_port
 from tests.support.waiting import wait_for
 
@@ -120,8 +120,7 @@ class Deployment:
         return states if all(states[t].status in TERMINAL for t in ids) else None
 
     def close(self) -> None:
-        for process in self.processes:
-            process.stop()
+        stop_all(self.processes)
         for close in self.closers:
             close()
         self.engine.dispose()

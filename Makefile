@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: up test test-lowest lint bench bench-scale bench-dashboard clean
+.PHONY: up up-team test test-lowest lint bench bench-scale bench-dashboard clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -12,14 +12,15 @@ TEST_STAMP := $(VENV)/.installed-test
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# PYTHONWARNINGS: setuptools' notice on editable installs speaks to its developers, not to someone starting Dailies.
 $(RUN_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[all]'
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -e '.[all]'
 	touch $(RUN_STAMP)
 
 $(TEST_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,all]'
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -e '.[dev,all]'
 	touch $(TEST_STAMP) $(RUN_STAMP)
 
 up: $(RUN_STAMP)

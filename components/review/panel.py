@@ -221,7 +221,7 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
 
         with report:
             fill_from_service(in_view, client, cache_id, DOCUMENT_WAIT_S)
-            render_report_buttons(in_view, journal, now)
+            render_report_buttons(in_view, journal, now, client=client)
     # A share: the results picked for comparison, else the newest version of each shot shown.
     to_share = chosen or [shot.newest.task_id for shot in shown]
     share = st.expander(f"🔗 Share with a guest ({len(to_share)} version(s))", key=SHARE_KEY, on_change="rerun")

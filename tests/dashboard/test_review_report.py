@@ -462,3 +462,33 @@ def test_a_pixel_bomb_between_pillows_warning_and_its_error_is_not_decoded():
     no_thumbnail, no_image, before, after = done.stdout.split()
     assert (no_thumbnail, no_image) == ("True", "True")
     assert int(after) - int(before) < 64 * 1024, f"resident peak grew by {(int(after) - int(before)) // 1024} MB"
+
+
+def test_a_version_nobody_kept_gets_its_frame_from_its_live_links(tmp_path, journal):
+    """Issue 37: the PDF promised one thumbnail per version but had none for versions not kept."""
+    from components.review.report_download import build, live_thumbnail
+    from components.review.results import Result
+    from dailies.client import Client
+    from tests.support.live_service import start_live_service
+
+    live = start_live_service(tmp_path / "service", workers=1)
+    try:
+        with Client(base_url=live.base_url, api_key=live.api_key) as client:
+            ids = [client.tasks.create({"model": "doubao-seedance-1-0-pro-250528", "resolution": "480p",
+                                        "duration": 2, "return_last_frame": last_frame,
+                                        "content": [{"type": "text", "text": f"a kite, frame {last_frame}"}]}).id
+                   for last_frame in (True, False)]
+            records = [client.wait(task_id, timeout=180, poll_interval=0.2) for task_id in ids]
+            now = time.time()
+            for record in records:  # the last frame where there is one, else the video's first frame
+                thumbnail = live_thumbnail(client, record, now)
+                assert thumbnail is not None and Image.open(io.BytesIO(thumbnail)).format == "JPEG"
+            results = [Result(r.id, r) for r in records]
+            pdf, _ = build(results, journal.scoped(Scope.of(live.base_url, live.api_key)), now, client=client)
+            assert sum(len(page.images) for page in pypdf.PdfReader(io.BytesIO(pdf)).pages) == 2
+            pdf_without, _ = build(results, journal.scoped(Scope.of(live.base_url, live.api_key)), now)
+            assert sum(len(page.images) for page in pypdf.PdfReader(io.BytesIO(pdf_without)).pages) == 0
+            expired = records[0].model_copy(update={"updated_at": int(now) - 2 * 86_400})
+            assert live_thumbnail(client, expired, now) is None  # a dead link: no frame, no error
+    finally:
+        live.stop()

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from components.common import connection, data
 from components.common import countdown as cd
-from components.common import data
 from components.common.state_keys import AUTO_KEEP_KEY
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal, KeptFile
@@ -57,7 +57,7 @@ def plan(record: TaskRecord, now: float) -> KeepPlan:
 
 
 def _megabytes(n: int) -> str:
-    return f"{n / 1_000_000:.1f} MB"
+    return f"{n / 1_000_000:,.1f} MB"
 
 
 def keep_result(client: Client, journal: Journal, record: TaskRecord, now: float | None = None,
@@ -93,8 +93,19 @@ def kept_video_ids(journal: Journal) -> set[str]:
     return {k.task_id for k in journal.all_kept() if k.name == VIDEO_NAME}
 
 
+def keeps_by_default() -> bool:
+    """One person's local Dailies keeps what succeeds unless told otherwise (their own disk, links that
+    die in 24 h); a team's dashboard or another service keeps only on request."""
+    return connection.current().is_local and not connection.team_mode()
+
+
 def auto_keep_enabled(journal: Journal) -> bool:
-    return bool(journal.preference(AUTO_KEEP_PREFERENCE, False))
+    return bool(journal.preference(AUTO_KEEP_PREFERENCE, keeps_by_default()))
+
+
+def kept_bytes(journal: Journal) -> int:
+    """What the archive of this view holds, in bytes."""
+    return sum(k.size for k in journal.all_kept())
 
 
 def to_keep(records: Iterable[TaskRecord], kept_ids: set[str], now: float) -> list[TaskRecord]:
@@ -114,11 +125,15 @@ def auto_keep_toggle(journal: Journal) -> bool:
     def save() -> None:
         journal.set_preference(AUTO_KEEP_PREFERENCE, bool(st.session_state[AUTO_KEEP_KEY]))
 
-    return st.toggle(
+    on = st.toggle(
         "Keep every succeeded result automatically", key=AUTO_KEEP_KEY, on_change=save,
-        help="Downloads each succeeded task shown on this page into the archive "
-             f"(`{journal.archive_location}`), so it still plays after its 24 h link and 7 day record are gone.",
+        help="Downloads each succeeded result shown on Tasks and Review into the archive, so it still plays "
+             "after its 24 h link and 7 day record are gone. On by default for one person's local Dailies.",
     )
+    # The folder only on one person's own machine: a shared dashboard's server paths are nobody's business.
+    where = f" in {journal.archive_location}" if keeps_by_default() else ""
+    st.caption(f"Kept copies: {_megabytes(kept_bytes(journal))}{where}")
+    return on
 
 
 def auto_keep(client: Client, journal: Journal, records: Iterable[TaskRecord], now: float) -> list[str]:

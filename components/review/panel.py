@@ -18,7 +18,7 @@ from datetime import tzinfo
 import pandas as pd
 import streamlit as st
 
-from components.common import connection, data, player
+from components.common import connection, data, keep, player
 from components.common.markdown_text import markdown_text
 from components.common.records import format_time, length_text, model_as_written, tokens
 from components.common.shot_labels import labels_among_many
@@ -157,6 +157,8 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     results, problems = gather(journal, online=client is not None, max_age=max_age)
     for problem in problems:
         st.warning(problem)
+    if client is not None and keep.auto_keep_enabled(journal):
+        keep.auto_keep(client, journal, [r.record for r in results if r.record is not None and not r.kept], now)
     by_id = {r.task_id: r for r in results}
     cache_id = connection.current().cache_id
 

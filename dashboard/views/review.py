@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.common import connection, identity
+from components.common import connection, identity, keep
 from components.common.browser_timezone import browser_timezone
 from components.review import panel as review_panel
 from components.review.state_keys import NAME_KEY
@@ -21,4 +21,5 @@ if identity.is_unnamed(journal.author):
     st.text_input(f"Your name (you appear as “{journal.author}” to the others)", key=NAME_KEY, max_chars=60,
                   placeholder="shown on your statuses, stars and comments; Settings changes it later",
                   on_change=lambda: connection.rename_me(st.session_state[NAME_KEY]))
+keep.auto_keep_toggle(journal)
 review_panel.render(client, journal, browser_timezone())

@@ -9,6 +9,7 @@ app and checks that the switch to Compose happens.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -120,7 +121,7 @@ def test_a_cancel_confirmed_after_the_task_finished_deletes_nothing(dashboard_en
         idle.stop()
 
 
-def test_delete_a_terminal_task(dashboard_env, client):
+def test_delete_a_terminal_task(dashboard_env, client, keep_on_request):
     task_id = finished(client, small("to be deleted"))
     at = detail(task_id)
     assert any("Nothing is kept locally" in w.value for w in at.warning)
@@ -137,7 +138,7 @@ def test_delete_a_terminal_task(dashboard_env, client):
 # ---------- keep ----------
 
 
-def test_keep_downloads_into_the_archive_and_survives_deleting_the_task(dashboard_env, client):
+def test_keep_downloads_into_the_archive_and_survives_deleting_the_task(dashboard_env, client, keep_on_request):
     task_id = finished(client, small("keep me", return_last_frame=True))
     at = detail(task_id)
     at.button(key="tasks.detail.keep").click().run()
@@ -164,7 +165,7 @@ def test_keep_downloads_into_the_archive_and_survives_deleting_the_task(dashboar
     assert "| Resolution · ratio | 480p · 16:9 |" in table  # the record, from the journal
 
 
-def test_keep_is_not_offered_once_kept(dashboard_env, client):
+def test_keep_is_not_offered_once_kept(dashboard_env, client, keep_on_request):
     task_id = finished(client, small("kept once"))
     at = detail(task_id)
     at.button(key="tasks.detail.keep").click().run()
@@ -173,7 +174,27 @@ def test_keep_is_not_offered_once_kept(dashboard_env, client):
     assert any("Kept in the archive" in s.value for s in at.success)
 
 
-def test_keep_every_result_automatically(dashboard_env, client):
+def test_one_persons_local_dailies_keeps_what_succeeds_unless_told_otherwise(dashboard_env, client):
+    """Issue 37: results vanished after 24 h unless someone thought of keeping them."""
+    task_id = finished(client, small("kept by default"))
+    time.sleep(1.05)  # listed from the second after its creation
+    at = AppTest.from_file(str(PAGE), default_timeout=30)
+    at.run()
+    at.text_area(key="tasks.task_ids").input(task_id).run()
+    assert at.toggle(key=keep.AUTO_KEEP_KEY).value is True
+    assert keep.VIDEO_NAME in journal().kept(task_id)
+    # The disk it takes, and where (one person's own machine).
+    assert any(re.fullmatch(r"Kept copies: [\d,]+\.\d MB in .+", c.value) for c in at.caption)
+    at.toggle(key=keep.AUTO_KEEP_KEY).set_value(False).run()
+    assert journal().preference(keep.AUTO_KEEP_PREFERENCE) is False
+    later = finished(client, small("not kept once told"))
+    time.sleep(1.05)
+    at = AppTest.from_file(str(PAGE), default_timeout=30).run()
+    at.text_area(key="tasks.task_ids").input(later).run()
+    assert at.toggle(key=keep.AUTO_KEEP_KEY).value is False and journal().kept(later) == {}
+
+
+def test_keep_every_result_automatically(dashboard_env, client, keep_on_request):
     task_id = finished(client, small("auto kept"))
     time.sleep(1.05)  # listed from the second after its creation
     at = AppTest.from_file(str(PAGE), default_timeout=30)

@@ -304,7 +304,7 @@ def test_expired_is_no_status_filter_value(dashboard_env, seeded):
 # ---------- the detail ----------
 
 
-def test_deep_link_opens_the_detail_with_player_frame_fields_and_countdowns(dashboard_env, seeded):
+def test_deep_link_opens_the_detail_with_player_frame_fields_and_countdowns(dashboard_env, seeded, keep_on_request):
     at = open_tasks(task=seeded.with_frame)
     no_errors(at)
     record = Client(base_url=dashboard_env.base_url, api_key=dashboard_env.api_key).tasks.get(seeded.with_frame)
@@ -444,7 +444,8 @@ def test_charts_tab_draws_both_charts_only_while_it_is_open(dashboard_env, seede
     (20, "🟠 3 h 59 min", ":orange-badge[🟠 Result link expires in 3 h 59 min]"),
     (25, "⚫ expired", ":gray-badge[⚫ Result link expires: expired]"),
 ])
-def test_link_countdown_colours_and_expired_links_never_play(dashboard_env, tmp_path, monkeypatch, hours_ago, cell,
+def test_link_countdown_colours_and_expired_links_never_play(dashboard_env, tmp_path, monkeypatch, keep_on_request,
+                                                             hours_ago, cell,
                                                              badge):
     # The service stamps tasks with its own clock: one running `hours_ago` behind makes a task that
     # succeeded `hours_ago` ago, as the dashboard (on the real clock) sees it.

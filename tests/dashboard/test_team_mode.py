@@ -12,9 +12,9 @@ from streamlit.testing.v1 import AppTest
 from components.common import browser_cookie, connection
 from dailies import cli, launcher
 from dailies.api_keys import mask
+from tests.dashboard.conftest import SECOND_KEY as KEY
 
 VIEWS = Path(__file__).resolve().parents[2] / "dashboard" / "views"
-KEY = "team-key-0001-alpha-7f3a9c"
 
 
 @pytest.fixture

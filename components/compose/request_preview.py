@@ -21,6 +21,7 @@ import streamlit as st
 from components.common import costs
 from components.common.shot_labels import distinct_labels
 from components.compose.body import Plan, body_size, shown_body
+from components.compose.field_words import in_words
 from components.compose.state_keys import DOWNLOAD_JSON_KEY
 from dailies.spec.prices import NoPrice
 
@@ -31,7 +32,7 @@ def render(plan: Plan) -> None:
     _estimate(plan)
     if plan.mistakes:
         count = len(plan.mistakes)
-        lines = "\n".join(f"- `{p.path or 'request'}`: {p.message}" for p in plan.mistakes)
+        lines = "\n".join(f"- {in_words(p, plan.paths)}" for p in plan.mistakes)
         st.error(f"**{count} problem{'s' if count != 1 else ''} to fix before sending**\n\n{lines}")
     if plan.unwritten:
         st.info("**Write a prompt to send**: what the shot shows, how the camera moves, the light and sound.")

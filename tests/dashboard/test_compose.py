@@ -320,7 +320,7 @@ def test_an_image_outside_the_aspect_limit_is_refused_before_sending(client):
     before = task_count(client)
     upload(at, "compose.image.first", png(1920, 200), "banner.png")
 
-    expected = "content[1].image_url`: 1920x200: aspect 9.6 is outside 0.4 to 2.5"
+    expected = "First frame: 1920x200: aspect 9.6 is outside 0.4 to 2.5"  # the field, in the form's words
     assert expected in panel_problems(at)
     beside = [e.value for e in at.error if "Request" not in e.value and "problem" not in e.value]
     assert any("1920x200: aspect 9.6 is outside 0.4 to 2.5" in text for text in beside)
@@ -822,7 +822,8 @@ def test_earlier_results_as_references_are_held_to_15_s_together(client):
 
     pick_previous_videos(at, earlier.id, 2)
     [problem] = media.reference_videos_problems([("content[1].video_url", seconds), ("content[2].video_url", seconds)])
-    assert f"`{problem.path}`: {problem.message}" in panel_problems(at)  # the second video's slot is named
+    # The second video's slot is named in the form's words, not by its JSON path.
+    assert f"Reference video 2: {problem.message}" in panel_problems(at) and "content[" not in panel_problems(at)
     assert problem.path == "content[2].video_url"
     assert sum(problem.message in e.value for e in at.error) == 2  # and again beside that slot
     assert submit_button(at).disabled

@@ -216,23 +216,26 @@ def render(client: Client | None, journal: Journal) -> Form:
     _keep_within(VARY, vary_options(caps), "seed" if caps.seed else "repeat")
     values = FormValues(model=model_id, mode=mode, rules_model=None if model_id in ids else model.id)
 
+    # In the order a person works: what to make (prompt, and how variations change it, beside it), what
+    # it starts from, then its shape and options; the API's delivery fields behind "Advanced".
     if mode == Scenario.DRAFT_FINAL:
         _draft_picker(values, client, journal, messages)
     else:
         _prompt(values, messages)
+        _variations(values, caps, messages)
+    # The inputs show above Output, but are drawn after it: an image's crop follows the chosen ratio.
+    inputs_box = st.container() if mode not in (Scenario.TEXT, Scenario.DRAFT_FINAL) else None
     st.subheader("Output")
     _output(values, caps, messages)
-    if mode not in (Scenario.TEXT, Scenario.DRAFT_FINAL):
-        st.subheader("Inputs")
-        messages.add("content")
-        _inputs(values, caps, client, journal, messages)
+    if inputs_box is not None:
+        with inputs_box:
+            st.subheader("Inputs")
+            messages.add("content")
+            _inputs(values, caps, client, journal, messages)
     st.subheader("Options")
     _options(values, caps, messages)
-    st.subheader("Delivery")
-    _delivery(values, messages)
-    if mode != Scenario.DRAFT_FINAL:
-        st.subheader("Variations")
-        _variations(values, caps, messages)
+    with st.expander("Advanced: when to give up, safety identifier, callback URL"):
+        _delivery(values, messages)
     return Form(values, messages)
 
 
@@ -540,8 +543,8 @@ def _variations(values: FormValues, caps: Capabilities, messages: FieldMessages)
     values.variations = int(st.number_input("How many tasks", min_value=1, max_value=MAX_VARIATIONS, step=1,
                                             key=VARIATIONS, persist_state="session"))
     if vary == "seed":
-        st.caption("Seeds run on from the seed above: base, base+1, … With seed -1 each task gets a random seed "
-                   "of its own.")
+        st.caption("Seeds run on from the seed under Options: base, base+1, … With seed -1 each task gets a "
+                   "random seed of its own.")
     elif not caps.seed:
         st.caption("This model takes no seed: each run of the same request differs by itself.")
     messages.add("variations")

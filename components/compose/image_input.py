@@ -107,8 +107,10 @@ def as_asset_url(typed: str) -> str:
 
 def _upload(slot: str, choice: MediaChoice) -> None:
     state = st.session_state
+    # The uploader states the spec's limit, not the dashboard's upload size (which Base64 needs for 30 MB).
     uploaded = st.file_uploader("Image file", type=list(IMAGE_TYPES), key=SLOT_UPLOAD.format(slot),
                                 on_change=_on_upload_change, args=(slot,),
+                                max_upload_size=-(-L.IMAGE_MAX_BYTES // L.MB),
                                 help="Sent as a Base64 data URL inside the request.")
     kept = state.get(slot + KEPT_SUFFIX)
     if uploaded is not None and (kept is None or kept.get("file_id") != uploaded.file_id):

@@ -59,7 +59,9 @@ def _estimate(plan: Plan) -> None:
                             "a draft costs 0.6 of that.")
     else:
         cols[0].metric("Estimated tokens", "—")
-    if plan.cost_each is not None:
+    # A request not complete yet (an input still to choose) is not priced yet: "—", not "no price".
+    incomplete = isinstance(plan.cost_each, NoPrice) and bool(plan.mistakes)
+    if plan.cost_each is not None and not incomplete:
         each = plan.cost_each
         total = costs.times(each, est.count)
         per = f"{costs.cost_text(each).removeprefix('≈ ')} × {est.count}" if est.count > 1 else "per task"
@@ -68,7 +70,7 @@ def _estimate(plan: Plan) -> None:
                        help=costs.why(each) + " Billed on success from the real usage; a list price, in the "
                                               "currency of the model's family.")
     else:
-        cols[1].metric("Estimated cost", "—")
+        cols[1].metric("Estimated cost", "—", help="Priced once the request is complete: fix what is listed below.")
     if est.notes:
         st.caption(" · ".join(est.notes))
 
@@ -78,8 +80,8 @@ def render_json(plan: Plan) -> None:
     if not plan.bodies:
         return
     first = plan.bodies[0]
-    st.markdown("**JSON body**")
-    st.html(json_block(json.dumps(shown_body(first), indent=2, ensure_ascii=False)))
+    with st.expander("JSON body (what is sent)"):
+        st.html(json_block(json.dumps(shown_body(first), indent=2, ensure_ascii=False)))
     more = len(plan.bodies) - 1
     if more:
         # Escaped: a line starting with "+ " would be drawn as a bullet list.

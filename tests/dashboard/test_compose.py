@@ -843,3 +843,13 @@ def test_what_the_journal_could_not_keep_is_said_after_the_page_is_drawn_again(c
     [task_id] = created_ids(at)
     assert [w.value for w in at.warning] == [
         f"Task {task_id} was created, but its prompt and inputs could not be journaled: disk full"]
+
+
+def test_before_the_first_frame_is_chosen_nothing_is_priced_and_the_uploader_states_the_specs_limit(client):
+    """Issue 37: the cost said "no price" before an upload, and the uploader "64 MB" where the spec says 30."""
+    at = setup(compose(), model=V15, mode="first_frame", prompt="a kite")
+    assert at.metric[2].value == "—"
+    uploader = at.file_uploader(key="compose.image.first.upload")
+    assert uploader.proto.max_upload_size_mb == 30
+    upload(at, "compose.image.first", png(1280, 720))
+    assert at.metric[2].value.startswith("¥")

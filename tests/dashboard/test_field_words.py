@@ -6,7 +6,8 @@ from components.compose.field_words import in_words, slot_label
 from components.compose.state_keys import FIRST_SLOT, LAST_SLOT, REF_IMAGE_SLOT
 from dailies.spec.problems import Problem
 
-PATHS = {"prompt": "content[0]", FIRST_SLOT: "content[1]", LAST_SLOT: "content[2]", REF_IMAGE_SLOT.format(0): "content[3]"}
+PATHS = {"prompt": "content[0]", FIRST_SLOT: "content[1]", LAST_SLOT: "content[2]",
+         REF_IMAGE_SLOT.format(0): "content[3]"}
 
 
 def test_an_input_is_named_by_its_slot():

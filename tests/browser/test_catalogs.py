@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from .test_e2e import set_output, submit_one
-from .ui import open_page, pick, screenshot, settle
+from .ui import json_body, open_page, pick, screenshot, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -38,7 +38,7 @@ def test_byteplus_catalog_submits_a_byteplus_id(page, product):
     compose_text(page, product, "Seedance 2.0 fast · generation 2.0 — dreamina-seedance-2-0-fast-260128",
                  "a paper boat on a pond")
     # The exact body, shown before submitting, names the BytePlus id.
-    assert '"dreamina-seedance-2-0-fast-260128"' in page.locator('[data-dailies="json-body"]').first.inner_text()
+    assert '"dreamina-seedance-2-0-fast-260128"' in json_body(page)
     task_id = submit_one(page)
     screenshot(page, "catalog-byteplus")
     assert _record(product, task_id).model == "dreamina-seedance-2-0-fast-260128"

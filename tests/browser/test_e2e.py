@@ -18,7 +18,7 @@ from PIL import Image, ImageStat
 from dailies.journal import Journal
 from tests.support.waiting import wait_past_second
 
-from .ui import grid_rows, open_page, pick, screenshot, set_status, settle, video_state
+from .ui import grid_rows, json_body, open_page, pick, screenshot, set_status, settle, video_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -46,7 +46,7 @@ def set_output(tab) -> None:
 def submit_one(tab) -> str:
     """Click Submit and return the id of the task the page links to."""
     tab.get_by_role("button", name="Submit", exact=True).click()
-    tab.get_by_text("Submitted 1 task", exact=True).wait_for(timeout=60_000)
+    tab.get_by_text("Last submission: 1 of 1 task sent", exact=False).wait_for(timeout=60_000)
     settle(tab)
     found = TASK_ID.findall(tab.locator('[data-testid="stPageLink"]').last.inner_text())
     assert len(found) == 1, found
@@ -123,7 +123,7 @@ def test_compose_two_tasks_watch_them_succeed_play_one_and_approve_it(page, prod
     settle(page)
     page.get_by_role("textbox", name="Prompt").fill("The red wall turns blue.")
     settle(page)
-    body = page.locator('[data-dailies="json-body"]').first.inner_text()
+    body = json_body(page)
     assert '"role": "first_frame"' in body and '"role": "last_frame"' in body and '"resolution": "480p"' in body
     screenshot(page, "e2e-02-first-last-ready")
     frames_id = submit_one(page)

@@ -177,7 +177,7 @@ def test_prompts_verdicts_kept_copies_and_charts_stay_with_their_key(browser, te
         alpha_tab.get_by_role("textbox", name="Prompt").press("Tab")  # Streamlit takes a text area's value on blur
         settle(alpha_tab)
         alpha_tab.get_by_role("button", name="Submit", exact=True).click()
-        alpha_tab.get_by_text("Submitted 1 task", exact=True).wait_for(timeout=60_000)
+        alpha_tab.get_by_text("Last submission: 1 of 1 task sent", exact=False).wait_for(timeout=60_000)
         open_page(alpha_tab, product, f"/tasks?task={kept_id}")
         alpha_tab.get_by_role("button", name="💾 Keep (download to the archive)").click()
         alpha_tab.wait_for_function("() => /Kept[^\\n]*video\\.mp4/.test(document.body.innerText)")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "tests" / "artifacts" / "screenshots"
 
 
@@ -34,10 +36,34 @@ def open_page(tab, product, path: str) -> None:
 
 
 def pick(tab, label: str, option: str) -> None:
-    """Choose `option` in the select box labelled `label`."""
-    tab.get_by_role("combobox", name=label).click()
-    tab.get_by_role("option", name=option, exact=True).click()
+    """Choose `option` in the select box labelled `label`. The box is scrolled into view first: a
+    select box's list closes when the page scrolls, and a click on a box below the fold scrolls it."""
+    box = tab.get_by_role("combobox", name=label)
+    box.scroll_into_view_if_needed()
+    tab.wait_for_function("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+    choice = tab.get_by_role("option", name=option, exact=True)
+    box.click()
+    if not _shown_within(choice, 5_000):  # the list closed by a scroll still under way: open it again
+        box.click()
+    choice.click()
     settle(tab)
+
+
+def json_body(tab) -> str:
+    """The JSON body Compose shows, its expander opened first (closed by default: issue 37)."""
+    block = tab.locator('[data-dailies="json-body"]').first
+    if not block.is_visible():
+        tab.get_by_text("JSON body (what is sent)", exact=True).click()
+        block.wait_for(state="visible")
+    return block.inner_text()
+
+
+def _shown_within(locator, timeout_ms: int) -> bool:
+    try:
+        locator.wait_for(timeout=timeout_ms)
+        return True
+    except PlaywrightTimeout:
+        return False
 
 
 def grid_rows(tab) -> list[str]:

@@ -75,7 +75,7 @@ def model_options(journal: Journal) -> list[str]:
 
 def render(journal: Journal) -> TaskFilters:
     """Draw the filter bar; return the filters it sets."""
-    top = st.columns([2, 3, 3, 3])
+    top = st.columns([2, 3])
     with top[0]:
         status = st.selectbox(
             "Status", [ALL_STATUSES, *LISTABLE_FILTERS], key=STATUS_KEY, persist_state="session",
@@ -90,12 +90,20 @@ def render(journal: Journal) -> TaskFilters:
             help="The filter matches the model id or endpoint id a task was created with. The record shows "
                  "the model id even for tasks created through an endpoint (`ep-...`).",
         )
-    with top[2]:
+    # What a person looks for first is above; the API's own filters and paging wait behind this, opened
+    # by itself while any of them is set (so a filter in force is never hidden).
+    state = st.session_state
+    in_force = bool(str(state.get(ENDPOINT_KEY) or "").strip() or state.get(TIER_KEY) == "flex"
+                    or str(state.get(TASK_IDS_KEY) or "").strip() or (state.get(PAGE_KEY) or 1) != 1
+                    or (state.get(PAGE_SIZE_KEY) or L.PAGE_SIZE_DEFAULT) != L.PAGE_SIZE_DEFAULT)
+    more = st.expander("More filters: endpoint id, service tier, task ids, pages", expanded=in_force)
+    api = more.columns([3, 3])
+    with api[0]:
         endpoint = st.text_input(
             "…or endpoint id", key=ENDPOINT_KEY, persist_state="session", placeholder="ep-…",
             on_change=_back_to_first_page, help="Any model id or endpoint id; wins over the Model box when filled.",
         )
-    with top[3]:
+    with api[1]:
         tier = st.radio(
             "Service tier", ["default", "flex"], key=TIER_KEY, persist_state="session", horizontal=True,
             format_func=lambda t: f"{t} · {TIER_HELP[t].split(' ')[0]}", on_change=_back_to_first_page,
@@ -104,7 +112,7 @@ def render(journal: Journal) -> TaskFilters:
         st.caption("flex tasks are listed only under **flex**: the API lists one tier at a time and "
                    "defaults to `default`.")
 
-    bottom = st.columns([5, 2, 2])
+    bottom = more.columns([5, 2, 2])
     with bottom[0]:
         ids_text = st.text_area(
             "Task ids", key=TASK_IDS_KEY, persist_state="session", height=68,

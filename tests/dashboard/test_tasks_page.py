@@ -572,3 +572,14 @@ def test_an_idle_table_redraws_its_countdowns_on_a_timer_without_listing_again(d
     no_errors(at)
     assert table(at).iloc[0]["link expires"].startswith("🟢 21 h")
     assert reads == []  # the same listing, drawn again
+
+
+def test_the_apis_own_filters_wait_behind_an_expander_that_opens_while_one_is_set(dashboard_env):
+    """Issue 37: endpoint id, tier, a task-id box and paging filled the top half of Tasks."""
+    at = open_tasks()
+    more = next(e for e in at.expander if e.label.startswith("More filters"))
+    assert not more.proto.expanded
+    assert [s.label for s in at.selectbox][:2] == ["Status", "Model"]
+    at.radio(key="tasks.tier").set_value("flex").run()
+    more = next(e for e in at.expander if e.label.startswith("More filters"))
+    assert more.proto.expanded  # a filter in force is never hidden

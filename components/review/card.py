@@ -37,8 +37,6 @@ from dailies.journal import STATUS_LABELS, STATUSES, Journal
 from dailies.spec.results import VIDEO_NAME
 
 CARD_VIDEO_HEIGHT = 240
-STATUS_BADGES = {"pending": ":gray-badge[⏳ Pending review]", "approved": ":green-badge[✅ Approved]",
-                 "changes_requested": ":orange-badge[✏️ Changes requested]", "rejected": ":red-badge[⛔ Rejected]"}
 
 
 def short_id(task_id: str) -> str:
@@ -172,7 +170,8 @@ def prompt_line(result: Result, client, cache_id: str) -> None:
 
 
 @st.fragment
-def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cache_id: str = "") -> None:
+def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cache_id: str = "",
+         video_height: int = CARD_VIDEO_HEIGHT) -> None:
     """One shot (a fragment: see the module)."""
     if st.session_state.pop(PAGE_FOLLOWS_KEY, False):
         st.rerun(scope="app")
@@ -196,7 +195,7 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
                                           format_func=lambda t: version_label(shot, t),
                                           label_visibility="collapsed") or ids[0]
         result = next(r for r in shot.versions if r.task_id == chosen)
-        version_player(result, now, CARD_VIDEO_HEIGHT)
+        version_player(result, now, video_height)
         prompt_line(result, client, cache_id)
         rec = result.record
         details = [f"v{shot.number_of(chosen)}" if len(ids) > 1 else "", short_id(result.task_id)]
@@ -207,8 +206,11 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
                         f"{rec.resolution} · {rec.ratio} · {length_text(rec)}", result.cost,
                         format_time(rec.created_at, tz)]
         st.caption(" · ".join(d for d in details if d))
-        st.markdown(STATUS_BADGES[result.status_name] + (" :blue-badge[💾 kept]" if VIDEO_NAME in result.kept else "")
-                    + ("" if result.listed else " :gray-badge[no longer on the service]"))
+        # The status once, in its select below; here only what the select does not say.
+        marks = (":blue-badge[💾 kept]" if VIDEO_NAME in result.kept else "",
+                 "" if result.listed else ":gray-badge[no longer on the service]")
+        if any(marks):
+            st.markdown(" ".join(m for m in marks if m))
         review_widgets(journal, result, tz)
         st.markdown(f"**Comments** ({len(result.comments)})")
         review_comments.render(journal, result.task_id, result.comments, tz, on_change=lambda: None)

@@ -50,6 +50,7 @@ from components.review.state_keys import (
     MEMBER_KEY,
     PAGE_KEY,
     PER_PAGE_KEY,
+    PER_ROW_KEY,
     REEL_KEY,
     REFRESH_KEY,
     REPORT_KEY,
@@ -61,7 +62,10 @@ from components.review.sync_compare import sync_compare
 from dailies.client import Client
 from dailies.journal import STATUS_LABELS, Journal
 
-CARDS_PER_ROW = 3
+# Big pictures first: two cards a row by default, each player as tall as its column allows at 16:9
+# on a 1440 px screen (one a row for a close look, three for a quick pass).
+CARDS_PER_ROW = 2
+PLAYER_HEIGHTS = {1: 560, 2: 330, 3: 240}
 # The reel's slates and the report carry the prompts into a file someone keeps: worth waiting longer for
 # a slow service's stored requests than a page's cards do.
 DOCUMENT_WAIT_S = 20.0
@@ -242,8 +246,11 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
                 "here after the service forgets them.")
         return
     per_page = PER_PAGE_CHOICES[0]
+    paging, size, across = st.columns([5, 1, 1], vertical_alignment="bottom")
+    with across:
+        per_row = st.segmented_control("Cards per row", list(PLAYER_HEIGHTS), key=PER_ROW_KEY,
+                                       default=CARDS_PER_ROW, persist_state="session") or CARDS_PER_ROW
     if len(shown) > PER_PAGE_CHOICES[0]:
-        paging, size = st.columns([5, 1], vertical_alignment="bottom")
         with size:
             per_page = st.selectbox("Cards per page", PER_PAGE_CHOICES, key=PER_PAGE_KEY, on_change=_reset_page,
                                     persist_state="session")
@@ -260,11 +267,11 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     # draw, not card by card.
     _read_for_page([*compared, *(version for shot in on_page for version in shot.versions)], client, cache_id)
     _draw_comparison(comparing, compared, now)
-    for row in range(0, len(on_page), CARDS_PER_ROW):
-        cols = st.columns(CARDS_PER_ROW, gap="medium")
-        for col, shot in zip(cols, on_page[row:row + CARDS_PER_ROW], strict=False):
+    for row in range(0, len(on_page), per_row):
+        cols = st.columns(per_row, gap="medium")
+        for col, shot in zip(cols, on_page[row:row + per_row], strict=False):
             with col:
-                card(journal, shot, now, tz, client, cache_id)
+                card(journal, shot, now, tz, client, cache_id, PLAYER_HEIGHTS[per_row])
 
 
 def _read_for_page(results: list[Result], client: Client | None, cache_id: str) -> None:

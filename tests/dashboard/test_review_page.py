@@ -163,15 +163,15 @@ def test_status_stars_and_comments_persist_across_sessions_with_who_and_when(env
 
 
 def test_the_status_select_follows_another_members_change_and_picking_its_old_value_writes_it(env, results):
-    """The card reads the journal's statuses at every run: its select must show the one the badge shows
-    (another member's change included), and picking the value it showed before is a change that writes."""
+    """The card reads the journal's statuses at every run: its select (the card's one status display)
+    shows the journal's (another member's change included), and picking the value it showed before is a
+    change that writes."""
     task_id = results[0]
     at = open_review()
     assert at.selectbox(key=f"review.status.{task_id}").value == "pending"
     member(env, "Bob").set_status(task_id, "approved")
     at.run()  # any later run of this page (a filter, Refresh, another card's change)
     assert at.selectbox(key=f"review.status.{task_id}").value == "approved"
-    assert any("badge[✅ Approved]" in m.value for m in at.markdown)
     at.selectbox(key=f"review.status.{task_id}").select("pending").run()
     assert not at.exception
     journal = Journal(env.path)
@@ -588,3 +588,13 @@ def test_a_key_nobody_named_is_asked_for_a_name_and_keeps_its_stars(env, results
     assert review_panel_keys.NAME_KEY not in [w.key for w in at.text_input]
     stars = env.ratings([results[0]])[results[0]]
     assert list(stars.values()) == [4] and next(iter(stars)).startswith("Maya (key ")
+
+
+def test_a_card_shows_its_status_once_and_cards_come_two_a_row(env, results):
+    """Issue 37: cards showed the status twice (a badge and the select) and came three a row with 275 px
+    players; two a row give each player about 560 px at 16:9 on a 1440 px screen."""
+    at = open_review()
+    assert not at.exception
+    assert at.selectbox(key=f"review.status.{results[0]}").value == "pending"
+    assert not any("Pending review]" in m.value for m in at.markdown)
+    assert review_panel.CARDS_PER_ROW == 2 and review_panel.PLAYER_HEIGHTS[2] > 240

@@ -23,6 +23,7 @@ from components.review.state_keys import (
     COMPARE_KEY,
     COMPARE_PREV_KEY,
     FILTERED_KEY,
+    LEFT_KEY,
     OPEN_KEY,
     PAGE_FOLLOWS_KEY,
     PAGE_RUN_KEY,
@@ -31,9 +32,11 @@ from components.review.state_keys import (
     SEEK_KEY,
     STARS_KEY,
     STATUS_KEY,
+    UNDO_KEY,
     VERSION_KEY,
 )
 from dailies.journal import STATUS_LABELS, STATUSES, Journal
+from dailies.journal.statuses import PENDING
 from dailies.spec.results import VIDEO_NAME
 
 CARD_VIDEO_HEIGHT = 240
@@ -45,13 +48,35 @@ def short_id(task_id: str) -> str:
 
 
 def _page_follows(task_id: str, status_changed: bool) -> None:
-    if (status_changed and st.session_state.get(FILTERED_KEY)) or task_id in st.session_state.get(COMPARE_KEY, []):
+    if task_id in st.session_state.get(COMPARE_KEY, []):
         st.session_state[PAGE_FOLLOWS_KEY] = True
 
 
 def _save_status(journal: Journal, task_id: str) -> None:
-    journal.set_status(task_id, st.session_state[STATUS_KEY.format(task_id)])
+    change = journal.set_status(task_id, st.session_state[STATUS_KEY.format(task_id)])
+    if st.session_state.get(FILTERED_KEY) and change is not None:
+        # The card says it leaves the filtered view, at once and alone (a fragment run, not the page's
+        # second); the page's next run leaves it out.
+        st.session_state[LEFT_KEY.format(task_id)] = (change.status, change.previous)
     _page_follows(task_id, status_changed=True)
+
+
+def _undo_status(journal: Journal, task_id: str) -> None:
+    status, previous = st.session_state.pop(LEFT_KEY.format(task_id), (None, None))
+    journal.set_status(task_id, previous or PENDING)
+    st.session_state[STATUS_KEY.format(task_id)] = previous or PENDING
+
+
+def _left_the_view(journal: Journal, task_id: str) -> bool:
+    """A compact line for a version whose new status takes it out of the filtered view, with Undo."""
+    left = st.session_state.get(LEFT_KEY.format(task_id))
+    if left is None:
+        return False
+    st.markdown(f"**{short_id(task_id)}** is now **{STATUS_LABELS.get(left[0], left[0])}**: it leaves this view "
+                "on the next refresh.")
+    st.button("Undo", key=UNDO_KEY.format(task_id), icon=":material/undo:", on_click=_undo_status,
+              args=(journal, task_id))
+    return True
 
 
 def _save_stars(journal: Journal, task_id: str) -> None:
@@ -195,6 +220,8 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
                                           format_func=lambda t: version_label(shot, t),
                                           label_visibility="collapsed") or ids[0]
         result = next(r for r in shot.versions if r.task_id == chosen)
+        if _left_the_view(journal, chosen):
+            return
         version_player(result, now, video_height)
         prompt_line(result, client, cache_id)
         rec = result.record

@@ -47,6 +47,7 @@ from components.review.state_keys import (
     COMPARE_BATCH_KEY,
     FRESH_KEY,
     INBOX_KEY,
+    LEFT_KEY,
     MEMBER_KEY,
     PAGE_KEY,
     PER_PAGE_KEY,
@@ -61,6 +62,8 @@ from components.review.state_keys import (
 from components.review.sync_compare import sync_compare
 from dailies.client import Client
 from dailies.journal import STATUS_LABELS, Journal
+
+LEFT_PREFIX = LEFT_KEY.split("{")[0]
 
 # Big pictures first: two cards a row by default, each player as tall as its column allows at 16:9
 # on a 1440 px screen (one a row for a close look, three for a quick pass).
@@ -150,6 +153,8 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     """The whole Review page below its header: one task for `?task=`, else filters, compare and the grid."""
     now = time.time() if now is None else now
     st.session_state.pop(PAGE_FOLLOWS_KEY, None)  # this is the page's run: it follows every change
+    for left in [k for k in st.session_state if str(k).startswith(LEFT_PREFIX)]:
+        del st.session_state[left]  # versions that left the filtered view are left out by this run
     st.session_state[PAGE_RUN_KEY] = uuid.uuid4().hex  # cards drawn in it use what it gathered
     max_age = 0 if st.session_state.pop(FRESH_KEY, False) else data.LIST_MAX_AGE_S
     task_id = st.query_params.get("task")

@@ -78,3 +78,5 @@ REPORT_DOWNLOAD_KEY = "review.report"  # the report's buttons start with it
 # dashboard/views/review.py: a name for a key nobody named, asked where stars and comments are signed
 NAME_KEY = "review.your_name"
 PER_ROW_KEY = "review.per_row"  # cards per row (1 to 3)
+LEFT_KEY = "review.left.{}"  # (new status, previous) of a version whose status took it out of the filtered view
+UNDO_KEY = "review.undo.{}"

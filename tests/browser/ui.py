@@ -38,7 +38,12 @@ def open_page(tab, product, path: str) -> None:
 def pick(tab, label: str, option: str) -> None:
     """Choose `option` in the select box labelled `label`. The box is scrolled into view first: a
     select box's list closes when the page scrolls, and a click on a box below the fold scrolls it."""
-    box = tab.get_by_role("combobox", name=label)
+    choose(tab, tab.get_by_role("combobox", name=label), option)
+    settle(tab)
+
+
+def choose(tab, box, option: str) -> None:
+    """Open the select box `box` (a locator) and click `option`, the box scrolled into view first."""
     box.scroll_into_view_if_needed()
     tab.wait_for_function("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
     choice = tab.get_by_role("option", name=option, exact=True)
@@ -46,7 +51,6 @@ def pick(tab, label: str, option: str) -> None:
     if not _shown_within(choice, 5_000):  # the list closed by a scroll still under way: open it again
         box.click()
     choice.click()
-    settle(tab)
 
 
 def json_body(tab) -> str:

@@ -108,10 +108,7 @@ def screenshot(tab, name: str) -> Path:
 
 def set_status(tab, status: str, within=None) -> None:
     """Choose a review status in the (first) Status box of `within` (a card), or of the page."""
-    box = (within or tab).get_by_role("combobox", name="Status").first
-    box.scroll_into_view_if_needed()  # its list opens below it: a box at the window's edge opens none
-    box.click()
-    tab.get_by_role("option", name=status, exact=True).click()
+    choose(tab, (within or tab).get_by_role("combobox", name="Status").first, status)
     settle(tab)
 
 

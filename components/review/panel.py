@@ -65,10 +65,11 @@ from dailies.journal import STATUS_LABELS, Journal
 
 LEFT_PREFIX = LEFT_KEY.split("{")[0]
 
-# Big pictures first: two cards a row by default, each player as tall as its column allows at 16:9
-# on a 1440 px screen (one a row for a close look, three for a quick pass).
+# Big pictures first: two cards a row by default (one a row for a close look, three for a quick pass),
+# each player as tall as a 16:9 picture across its column on a 1440 px screen, so none is letterboxed.
 CARDS_PER_ROW = 2
-PLAYER_HEIGHTS = {1: 560, 2: 330, 3: 240}
+PLAYER_HEIGHTS = {1: 530, 2: 250, 3: 165}
+SINGLE_PLAYER_HEIGHT = 320  # "Open alone": the wide column of two
 # The reel's slates and the report carry the prompts into a file someone keeps: worth waiting longer for
 # a slow service's stored requests than a page's cards do.
 DOCUMENT_WAIT_S = 20.0
@@ -316,7 +317,7 @@ def single(client: Client | None, journal: Journal, task_id: str, now: float, tz
     asked_at = ask_charges([result], client, cache_id)  # its cost, read while its prompt is
     left, right = st.columns([3, 2], gap="large")
     with left:
-        version_player(result, now, 540)
+        version_player(result, now, SINGLE_PLAYER_HEIGHT)
     with right:
         st.subheader(task_id, anchor=False)
         prompt_line(result, client, cache_id)

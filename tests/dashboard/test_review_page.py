@@ -592,9 +592,9 @@ def test_a_key_nobody_named_is_asked_for_a_name_and_keeps_its_stars(env, results
 
 def test_a_card_shows_its_status_once_and_cards_come_two_a_row(env, results):
     """Issue 37: cards showed the status twice (a badge and the select) and came three a row with 275 px
-    players; two a row give each player about 560 px at 16:9 on a 1440 px screen."""
+    players; two a row give each player about 440 px across on a 1440 px screen."""
     at = open_review()
     assert not at.exception
     assert at.selectbox(key=f"review.status.{results[0]}").value == "pending"
     assert not any("Pending review]" in m.value for m in at.markdown)
-    assert review_panel.CARDS_PER_ROW == 2 and review_panel.PLAYER_HEIGHTS[2] > 240
+    assert review_panel.CARDS_PER_ROW == 2

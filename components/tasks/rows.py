@@ -13,6 +13,7 @@ import pandas as pd
 
 from components.common import countdown as cd
 from components.common.records import cost_of, length_text, local_time, model_as_written, prompt_of, tokens
+from components.common.shot_labels import labels_among_many, shorten
 from dailies.journal import Submission
 from dailies.spec.catalog import Region
 from dailies.spec.models import TaskRecord, TaskRequest
@@ -80,12 +81,16 @@ def table_rows(records: Iterable[TaskRecord], submissions: Mapping[str, Submissi
     whose prices the other rows are priced at."""
     stored = stored or {}
     charges = charges or {}
+    records = list(records)
+    prompts = [prompt_of(submissions.get(r.id), stored.get(r.id)) for r in records]
+    # Variations share their prompt's start: those rows show the start once and then what differs.
+    labels = labels_among_many(prompts, [r.seed for r in records])
     rows = []
-    for r in records:
+    for r, prompt, label in zip(records, prompts, labels, strict=True):
         rows.append({
             "status": status_label(r.status),
             "id": r.id,
-            "prompt": prompt_of(submissions.get(r.id), stored.get(r.id)),
+            "prompt": label if prompt and " · " in label and label != shorten(prompt) else prompt,
             "model": model_as_written(r, submissions.get(r.id)),
             "resolution": r.resolution or "",
             "ratio": r.ratio or "",

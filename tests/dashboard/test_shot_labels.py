@@ -48,3 +48,18 @@ def test_a_picker_of_several_ideas_names_each_and_tells_alike_ones_apart():
     assert labels[1] == "A lantern over the river"
     assert labels[0].endswith("… pushes in") and labels[2].endswith("… orbits")
     assert labels[0].startswith("A paper boat") and len(set(labels)) == 3
+
+
+def test_the_task_tables_rows_of_variations_say_what_differs():
+    from datetime import UTC
+
+    from components.tasks.rows import table_rows
+    from dailies.spec.models import TaskRecord
+
+    records = [TaskRecord.model_validate({"id": f"cgt-2026010112000{i}-aaaa{i}", "model": "m", "status": "succeeded",
+                                          "created_at": 1, "updated_at": 1}) for i in range(3)]
+    stored = {r.id: type("Stored", (), {"prompt": prompt})() for r, prompt in zip(
+        records, [f"{BOAT}, camera pushes in", f"{BOAT}, camera orbits", "A lantern"], strict=True)}
+    frame = table_rows(records, {}, set(), 1.0, UTC, stored=stored)
+    assert list(frame["prompt"])[2] == "A lantern"
+    assert list(frame["prompt"])[0].endswith("· … pushes in") and list(frame["prompt"])[1].endswith("· … orbits")

@@ -11,11 +11,12 @@ import streamlit as st
 
 from components.compose.state_keys import ENDED_KEY, RESULT_KEY
 from dailies.client import Client, DailiesError
-from dailies.spec.statuses import TERMINAL
+from dailies.spec.statuses import TERMINAL, TaskStatus
 
 WATCH_SECONDS = 3
-_MARKS = {"succeeded": "✓ succeeded", "failed": "✗ failed", "expired": "✗ expired", "cancelled": "cancelled",
-          "running": "rendering…", "queued": "queued"}
+_MARKS = {TaskStatus.SUCCEEDED: "✓ succeeded", TaskStatus.FAILED: "✗ failed", TaskStatus.EXPIRED: "✗ expired",
+          TaskStatus.CANCELLED: f"✗ {TaskStatus.CANCELLED.value}", TaskStatus.RUNNING: "rendering…",
+          TaskStatus.QUEUED: "waiting in the queue"}
 
 
 def unfinished(result: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -26,13 +27,14 @@ def unfinished(result: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 def mark(item: dict[str, Any]) -> str:
     """What a link of the last submission says of its task: its status as last seen."""
-    return _MARKS.get(item.get("status") or "queued", item.get("status") or "")
+    status = item.get("status") or TaskStatus.QUEUED
+    return _MARKS.get(status, status)
 
 
 def watch(client: Client | None) -> None:
     """Announce what ended since the last run; keep watching while anything is under way."""
     for item in st.session_state.pop(ENDED_KEY, []):
-        ok = item["status"] == "succeeded"
+        ok = item["status"] == TaskStatus.SUCCEEDED
         st.toast(f"{item['label']}: {'finished — open it in Review' if ok else item['status']}",
                  icon="✅" if ok else "⚠️")
     if client is not None and unfinished(st.session_state.get(RESULT_KEY)):

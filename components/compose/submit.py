@@ -23,6 +23,7 @@ from components.compose.state_keys import AGAIN_KEY, PENDING_KEY, RESULT_KEY, SE
 from dailies.client import APIStatusError, Client, DailiesError
 from dailies.journal import InputRef, Journal, Submission
 from dailies.spec.scenarios import Scenario
+from dailies.spec.statuses import TaskStatus
 
 # A URL longer than this is not worth keeping in the journal's list of inputs (data URLs never are).
 _URL_KEPT_CHARS = 2048
@@ -136,7 +137,7 @@ def submit(plan: Plan, values: FormValues, client: Client, journal: Journal) -> 
             except (OSError, SQLAlchemyError) as exc:
                 # The task exists on the service: go on with the batch, and say what the journal lost.
                 notes.append(f"Task {response.id} was created, but its prompt and inputs could not be journaled: {exc}")
-            created.append({"id": response.id, "prompt": prompt, "seed": task.seed, "status": "queued",
+            created.append({"id": response.id, "prompt": prompt, "seed": task.seed, "status": TaskStatus.QUEUED.value,
                             "tier": body.get("service_tier") or "default"})
             if (note := link_version(journal, response.id, prompt, lineage)) is not None:
                 notes.append(note)

@@ -174,7 +174,8 @@ def test_keep_is_not_offered_once_kept(dashboard_env, client, keep_on_request):
     assert any("Kept in the archive" in s.value for s in at.success)
 
 
-def test_one_persons_local_dailies_keeps_what_succeeds_unless_told_otherwise(dashboard_env, client):
+def test_one_persons_local_dailies_keeps_what_succeeds_unless_told_otherwise(dashboard_env, client,
+                                                                               keeping_by_default):
     """Issue 37: results vanished after 24 h unless someone thought of keeping them."""
     task_id = finished(client, small("kept by default"))
     time.sleep(1.05)  # listed from the second after its creation

@@ -203,11 +203,28 @@ class CallbackQueue:
                         self.deliver(http, event)
                     streak.ok()
                 except Exception as exc:
-                    # Recording the outcome failed (a database error): keep this deliverer alive;
-                    # the event stays claimed and is handed out again after the claim timeout.
-                    log.warning("the outcome of callback %s could not be recorded; it is delivered again "
-                                "after %g s", event.webhook_id, self.claim_timeout)
-                    self.stop_event.wait(streak.failed(exc))
+                    # Recording the outcome failed (a database error): keep this deliverer alive, and
+                    # hand the event back as soon as the database answers again (a restart takes
+                    # seconds), not after the claim timeout meant for a deliverer that died.
+                    log.warning("the outcome of callback %s could not be recorded; it is handed out again "
+                                "once the database answers", event.webhook_id)
+                    self._hand_back(event, streak, exc)
+
+    def _hand_back(self, event: Row, streak, exc: Exception) -> None:
+        """Release this deliverer's claim on `event`, retrying with backoff while the database does
+        not answer; given up at the claim timeout, when any deliverer may take the event anyway."""
+        give_up = time.monotonic() + self.claim_timeout
+        while not self.stop_event.wait(streak.failed(exc)) and time.monotonic() < give_up:
+            try:
+                with self.write.begin() as conn:
+                    conn.execute(update(callback_events)
+                                 .where(callback_events.c.seq == event.seq,
+                                        callback_events.c.claimed_by == event.claimed_by)
+                                 .values(claimed_by=None))
+                self.wakeups.callbacks.notify()
+                return
+            except Exception as again:
+                exc = again
 
     def http_client(self) -> httpx.Client:
         """A deliverer's client. No keep-alive: each attempt makes its own connection, whose socket

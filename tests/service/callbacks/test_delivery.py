@@ -280,3 +280,31 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+async def test_an_outcome_the_database_could_not_record_is_handed_out_again_once_it_answers(env, monkeypatch):
+    """A PostgreSQL restart while a deliverer recorded an attempt left the event claimed for the
+    claim timeout (60 s): the fault test of a restart waited a minute for its callbacks. The
+    deliverer now hands the event back as soon as the database answers, well within a few seconds."""
+    from sqlalchemy.exc import OperationalError
+
+    queue = env.services.callbacks
+    assert queue.claim_timeout >= 60
+    record = queue._record
+    failures = []
+
+    def record_after_a_restart(event, *args, **kwargs):
+        if event.status == "succeeded" and not failures:
+            failures.append(event.webhook_id)
+            raise OperationalError("UPDATE callback_events", {}, Exception("the server closed the connection"))
+        return record(event, *args, **kwargs)
+
+    monkeypatch.setattr(queue, "_record", record_after_a_restart)
+    url = env.receiver.script("/restart", always(200))
+    task_id = await env.create_task(url)
+    env.run_next()
+    log = await env.settled(task_id, events=3)  # within WAIT_SECONDS (10 s), far below the claim timeout
+    got = env.receiver.deliveries("/restart")
+    assert statuses(got) == ["queued", "running", "succeeded", "succeeded"]  # posted again, once
+    assert {d.webhook_id for d in got[2:]} == set(failures)
+    assert [e["status_code"] for e in log if e["status"] == "succeeded"] == [200]

@@ -36,7 +36,13 @@ def render(plan: Plan, values: FormValues, client: Client | None, journal: Journ
         st.warning("No API key yet: open **Settings** to enter the service address and key.")
     label = "Submit" if n == 1 else f"Submit {n} tasks"
     # After a whole batch went, the same form waits: a second press is another take, asked for by name.
-    sent = plan.ok and st.session_state.get(SENT_KEY) == _digest(plan.bodies)
+    # The bodies (Base64 images included) are hashed only while a sent batch is remembered, and the
+    # mark is dropped once the form differs, so later runs of Compose hash nothing.
+    sent = False
+    if plan.ok and SENT_KEY in st.session_state:
+        sent = st.session_state[SENT_KEY] == _digest(plan.bodies)
+        if not sent:
+            del st.session_state[SENT_KEY]
     clicked = st.button(f"Submitted ✓ ({n})" if sent and n > 1 else "Submitted ✓" if sent else label,
                         key=SUBMIT_KEY, type="primary", icon=":material/send:", width="stretch",
                         disabled=sent or not plan.ok or client is None)

@@ -18,6 +18,14 @@ from pathlib import Path
 from . import team
 from .tasks import CommandRefused
 
+BUDGET_ABOUT = ("A budget caps what a project (or one member, --key NAME) may spend, per calendar month (UTC) "
+                "or in total, in one currency. A create that would pass it is refused (403 "
+                "AccountOverdueError.BudgetExceeded); a model priced in the other currency, or with no known price, "
+                "is refused while it applies.")
+UPSTREAM_ABOUT = ("The team's Ark / ModelArk keys for `--upstream`, kept in the service's database encrypted with "
+                  "DAILIES_UPSTREAM_SECRET (never stored). Keys of DAILIES_UPSTREAM_KEYS come first, then these "
+                  "by priority (lower first). Services read them at start.")
+
 
 def _engine(args: argparse.Namespace):
     return team.open_service_database(args)
@@ -197,10 +205,7 @@ def _upstream_spend(args: argparse.Namespace) -> int:
 
 def register(sub, default_data_dir: Path) -> None:
     budget = sub.add_parser("budget", help="set, list or remove spending budgets of a project or a member",
-                            description="A budget caps what a project (or one member, --key NAME) may spend, per "
-                                        "calendar month (UTC) or in total, in one currency. A create that would "
-                                        "pass it is refused (403 AccountOverdueError.BudgetExceeded); a model priced "
-                                        "in the other currency, or with no known price, is refused while it applies.")
+                            description=BUDGET_ABOUT)
     budget.add_argument("action", choices=["set", "list", "remove"])
     budget.add_argument("--project", required=True)
     budget.add_argument("--key", metavar="NAME", help="the member name of a key (dailies keys create --name)")
@@ -221,10 +226,7 @@ def register(sub, default_data_dir: Path) -> None:
 
 def register_upstream(sub, default_data_dir: Path) -> None:
     up = sub.add_parser("upstream", help="a gateway's upstream keys, stored encrypted in the database",
-                        description="The team's Ark / ModelArk keys for `--upstream`, kept in the service's database "
-                                    "encrypted with DAILIES_UPSTREAM_SECRET (never stored). Keys of "
-                                    "DAILIES_UPSTREAM_KEYS come first, then these by priority (lower first). Services "
-                                    "read them at start.")
+                        description=UPSTREAM_ABOUT)
     up.add_argument("action", choices=["add", "list", "remove", "new-secret"])
     up.add_argument("--name", help="the key's name (shown; the key never is)")
     up.add_argument("--key", help="the upstream API key (add); left out or `-`: read from standard input, "

@@ -15,6 +15,10 @@ from pathlib import Path
 
 from .tasks import check_output_file
 
+REPORT_ABOUT = ("Per version: a thumbnail (from a kept copy), the prompt, the review status with who set it and "
+                "when, each person's stars and the average, and every comment with its timecode. The CSV has a row "
+                "per comment.")
+
 
 def cmd_report(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
@@ -58,9 +62,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def register(sub, default_data_dir: Path) -> None:
     report = sub.add_parser("report", help="a review report of some versions as PDF and/or CSV",
-                            description="Per version: a thumbnail (from a kept copy), the prompt, the review status "
-                                        "with who set it and when, each person's stars and the average, and every "
-                                        "comment with its timecode. The CSV has a row per comment.")
+                            description=REPORT_ABOUT)
     report.add_argument("--task", action="append", required=True, metavar="ID",
                         help="a task id (a version); repeat for more, in the order wanted")
     report.add_argument("--pdf", type=Path, metavar="FILE", help="write the PDF here")

@@ -29,6 +29,9 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
 # A share link is for a review, not for ever: a typo such as 99999w would otherwise make one that
 # lasts millennia.
 MAX_EXPIRY_DAYS = 366
+SHARE_ABOUT = ("A share link opens a guest review page of the dashboard showing only the shared versions (their "
+               "kept copies), which needs no key. Only a hash of its token is stored; it expires, can be revoked, "
+               "and may ask a passphrase.")
 
 
 def duration(text: str) -> float:
@@ -250,9 +253,7 @@ def cmd_revoke(args: argparse.Namespace) -> int:
 
 def register(sub, default_data_dir: Path) -> None:
     share = sub.add_parser("share", help="share links: a guest review of some versions, without a key",
-                           description="A share link opens a guest review page of the dashboard showing only "
-                                       "the shared versions (their kept copies), which needs no key. Only a hash "
-                                       "of its token is stored; it expires, can be revoked, and may ask a passphrase.")
+                           description=SHARE_ABOUT)
     actions = share.add_subparsers(dest="share_action", required=True)
 
     def common(parser: argparse.ArgumentParser) -> None:

@@ -147,17 +147,39 @@ def s3_server():
         yield server
 
 
+# Fixtures whose in-process service starts on a database already at the head revision (they test
+# what the service does, not how it migrates): their PostgreSQL database is this process's one head
+# database, emptied for each test, instead of a new one migrated each time (~0.4 s a test on 2 cores).
+AT_HEAD_FIXTURES = {"env", "open_env", "rendering_env"}
+_head_databases: dict[int, str] = {}  # PostgreSQL server (by id) -> this process's head database
+
+
+def _emptied_head_database(postgres: PostgresServer) -> str:
+    """This process's head database on `postgres`, migrated once, every row of the last test gone."""
+    from dailies.service.db.engine import make_engine
+
+    name = _head_databases.get(id(postgres))
+    if name is None:
+        name = _head_databases[id(postgres)] = f"dailies_head_{os.getpid()}"
+        make_engine(postgres.create_database(name)).dispose()
+        return name
+    postgres.empty_database(name, keep={"dailies_service_version"})
+    return name
+
+
 @contextmanager
-def open_backend(request: pytest.FixtureRequest, kind: str) -> Iterator[Backend]:
-    """A backend of `kind` for one test (or one module): a new database and key prefix each time,
-    with the AWS settings in this process's environment while it is open."""
+def open_backend(request: pytest.FixtureRequest, kind: str, at_head: bool = False) -> Iterator[Backend]:
+    """A backend of `kind` for one test (or one module): a new database and key prefix each time
+    (`at_head`: the emptied head database and a new prefix), with the AWS settings in this process's
+    environment while it is open."""
     if kind == "sqlite":
         yield Backend("sqlite")
         return
     postgres = request.getfixturevalue("postgres_server")
     s3 = request.getfixturevalue("s3_server")
     name = f"dailies_{os.getpid()}_{next(_names)}"
-    url = postgres.create_database(name)
+    database = _emptied_head_database(postgres) if at_head else name
+    url = postgres.url(database) if at_head else postgres.create_database(name)
     backend = Backend(kind, url, f"s3://{TEST_BUCKET}/{name}/", s3.aws_environment(), s3)
     with pytest.MonkeyPatch.context() as patch:
         for key, value in backend.aws_environment.items():
@@ -165,12 +187,13 @@ def open_backend(request: pytest.FixtureRequest, kind: str) -> Iterator[Backend]
         try:
             yield backend
         finally:
-            postgres.drop_database(name)
+            if not at_head:
+                postgres.drop_database(name)
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request) -> Iterator[Backend]:
-    with open_backend(request, request.param) as opened:
+    with open_backend(request, request.param, at_head=bool(AT_HEAD_FIXTURES & set(request.fixturenames))) as opened:
         yield opened
 
 

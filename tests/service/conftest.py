@@ -5,6 +5,9 @@ task runs."""
 from __future__ import annotations
 
 import contextlib
+import shutil
+import sqlite3
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -16,6 +19,7 @@ import pytest
 from dailies.generator.inputs import InputError
 from dailies.generator.protocol import RenderCancelled, RenderJob, RenderResult
 from dailies.service.api.app import create_app
+from dailies.service.db.engine import make_engine
 from dailies.service.settings import Settings
 from dailies.spec.catalog import find_model
 from dailies.spec.models import effective
@@ -142,11 +146,33 @@ def anyio_backend():
     return "asyncio"
 
 
+_SQLITE_AT_HEAD: list[Path] = []  # this process's SQLite database at the head revision, made once
+
+
+def start_at_head(backend: Backend, data_dir: Path) -> None:
+    """Give an in-process service on SQLite a copy of a database migrated once per process, so its start
+    runs no DDL (PostgreSQL: `open_backend(at_head=True)`). What starts on an empty or an older schema
+    (tests/service/db, the fault tests) never comes here."""
+    if backend.database_url is not None or (data_dir / "dailies.sqlite3").exists():
+        return
+    if not _SQLITE_AT_HEAD:
+        folder = Path(tempfile.mkdtemp(prefix="dailies-head-"))
+        make_engine(folder / "dailies.sqlite3").dispose()
+        # The backup API copies what a WAL file may still hold: the copy is one self-contained file.
+        with contextlib.closing(sqlite3.connect(folder / "dailies.sqlite3")) as source, \
+                contextlib.closing(sqlite3.connect(folder / "head.sqlite3")) as copy:
+            source.backup(copy)
+        _SQLITE_AT_HEAD.append(folder / "head.sqlite3")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(_SQLITE_AT_HEAD[0], data_dir / "dailies.sqlite3")
+
+
 @contextlib.asynccontextmanager
 async def service_env(tmp_path, backend, generator) -> AsyncIterator[Env]:
     """The service in this process with `generator`, on `backend`, nothing in the background."""
     # From the current whole second: an S3 server checks presigned URLs against the real time.
     clock = FakeClock(float(int(time.time())))
+    start_at_head(backend, tmp_path)
     # Tests' callback URLs are on loopback (a receiver, or a closed port), refused unless allowed.
     settings = Settings(data_dir=tmp_path, api_keys={KEY_A: "alpha", KEY_B: "beta"}, workers=0,
                         clock=clock, log_requests=False, allow_loopback_callbacks=True, **backend.settings())

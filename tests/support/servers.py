@@ -167,6 +167,21 @@ class PostgresServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def empty_database(self, name: str, keep: set[str]) -> None:
+        """Every table of `name` but `keep` emptied, its sequences restarted, after ending every session
+        on it (a test's service that left a connection open must not hold a lock over the next test)."""
+        import psycopg
+
+        with self.admin() as conn:
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
+                         "AND pid <> pg_backend_pid()", (name,))
+        with psycopg.connect(host=str(self.root), port=self.port, user="postgres", dbname=name,
+                             autocommit=True) as conn:
+            tables = [row[0] for row in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+                      if row[0] not in keep]
+            if tables:
+                conn.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
+
     def drop_database(self, name: str) -> None:
         with self.admin() as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

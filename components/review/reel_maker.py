@@ -1,5 +1,6 @@
 """Make a reel on the Review page: the versions the person picks (the approved ones by default), in the order
-they set, one after another in one MP4 (dailies.reel), with slates and a burn-in if they want them.
+they arrange them in a list (review/reel_order.py), one after another in one MP4 (dailies.reel), with slates
+and a burn-in if they want them.
 
 `render_reel_maker(results, journal, client, now)` draws it. Each version's video is its kept copy, else
 its live link (downloaded to a temporary folder); a version with neither is named and the reel is not
@@ -21,7 +22,9 @@ import streamlit as st
 
 from components.common import player
 from components.common.shot_labels import labels_among_many
+from components.common.timecode_player import playable_url
 from components.review.card import short_id
+from components.review.reel_order import OrderRow, reel_order
 from components.review.results import REEL_PREFIX, Result, shots_of
 from components.review.state_keys import (
     BURN_IN_KEY,
@@ -41,7 +44,7 @@ from dailies.client import DailiesError
 from dailies.journal import STATUS_LABELS, Journal
 from dailies.journal.statuses import APPROVED
 from dailies.reel import DEFAULT_FPS, ReelShot, make_reel, parse_size, slate_lines
-from dailies.spec.results import VIDEO_NAME
+from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
 
 SIZES = ("1280x720", "1920x1080", "854x480", "720x1280")
 FRAME_RATES = (24, 25, 30)
@@ -55,13 +58,21 @@ def reels_dir(journal: Journal) -> Path:
     return root / journal.scope.folder if journal.scope is not None else root
 
 
-def _labels(results: Sequence[Result]) -> dict[str, str]:
-    """Each version's id, status and what tells its prompt from the others' (variations share their start)."""
+def _names(results: Sequence[Result]) -> dict[str, str]:
+    """What tells each version's prompt from the others' (variations share their start)."""
     prompts = [r.prompt for r in results]
     seeds = [r.record.seed if r.record is not None else None for r in results]
-    return {r.task_id: f"{short_id(r.task_id)} · {STATUS_LABELS.get(r.status_name, r.status_name)} · "
-                       + (label if r.prompt else "prompt unknown")
+    return {r.task_id: label if r.prompt else "prompt unknown"
             for r, label in zip(results, labels_among_many(prompts, seeds), strict=True)}
+
+
+def _detail(result: Result) -> str:
+    return f"{short_id(result.task_id)} · {STATUS_LABELS.get(result.status_name, result.status_name)}"
+
+
+def _labels(results: Sequence[Result], names: dict[str, str]) -> dict[str, str]:
+    """Each version's id, status and name, as the picker shows it."""
+    return {r.task_id: f"{_detail(r)} · {names[r.task_id]}" for r in results}
 
 
 def default_picks(results: Sequence[Result]) -> list[str]:
@@ -70,23 +81,18 @@ def default_picks(results: Sequence[Result]) -> list[str]:
     return [r.task_id for r in sorted(approved, key=lambda r: r.created_at)]
 
 
-def ordered(picked: list[str], order: dict[str, float]) -> list[str]:
-    """The picked ids sorted by the person's order numbers; ties and blanks keep the picking order."""
-    position = {task_id: index for index, task_id in enumerate(picked)}
-    return sorted(picked, key=lambda t: (order.get(t, position[t] + 1), position[t]))
+def _frame(result: Result, now: float) -> str:
+    """A URL of the version's last frame (its live link, else its kept copy), or "" when there is none."""
+    choice = player.choose(result.record, result.kept, now, LAST_FRAME_NAME, on_service=result.listed)
+    if choice.path is not None:
+        return playable_url(choice.path, f"dailies.reel_order[{result.task_id}]")
+    return choice.url or ""
 
 
-def _order_editor(picked: list[str], labels: dict[str, str]) -> list[str]:
-    """A table of the picked versions with an editable Order column; the reel's order."""
-    rows = [{"Order": index, "Version": labels[task_id], "Task": task_id}
-            for index, task_id in enumerate(picked, 1)]
-    edited = st.data_editor(
-        rows, key=f"{ORDER_KEY}.{'|'.join(picked)}", hide_index=True, width="stretch", disabled=["Version", "Task"],
-        column_config={"Order": st.column_config.NumberColumn("Order", min_value=1, step=1,
-                                                              help="Lower plays first; change it to reorder"),
-                       "Task": None})
-    order = {row["Task"]: float(row["Order"]) for row in edited if row.get("Order") is not None}
-    return ordered(picked, order)
+def _order_list(picked: list[str], by_id: dict[str, Result], names: dict[str, str], now: float) -> list[str]:
+    """The picked versions in a list the person rearranges; the reel's order."""
+    rows = [OrderRow(t, names[t], _detail(by_id[t]), _frame(by_id[t], now)) for t in picked]
+    return reel_order(rows, key=ORDER_KEY)
 
 
 def _sources(results: list[Result], versions: dict[str, str], client, now: float, folder: Path,
@@ -173,16 +179,17 @@ def _show(path: Path, journal: Journal | None = None, client=None) -> None:
 
 
 def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: float) -> None:
-    """The reel maker: pick versions (approved by default), order them, choose slates and burn-in,
+    """The reel maker: pick versions (approved by default), arrange them, choose slates and burn-in,
     make the reel with a progress bar, then play and download it."""
     by_id = {r.task_id: r for r in results}
-    labels = _labels(results)
+    names = _names(results)
+    labels = _labels(results, names)
     picks = [t for t in st.session_state.get(PICKED_KEY, default_picks(results)) if t in by_id]
     st.session_state[PICKED_KEY] = picks
-    picked = st.multiselect("Versions in the reel", list(by_id), key=PICKED_KEY, format_func=labels.get,
-                            help="The approved versions are picked at first; the order you pick them in is the "
-                                 "reel's order, and the table below changes it.")
-    order = _order_editor(picked, labels) if len(picked) > 1 else picked
+    picked = st.multiselect("Versions in the reel", list(by_id), key=PICKED_KEY, format_func=lambda t: labels.get(t, t),
+                            help="The approved versions are picked at first; the list below sets their order "
+                                 "in the reel (drag a row, or use its ↑ ↓).")
+    order = _order_list(picked, by_id, names, now) if picked else []
     left, middle, right, far = st.columns(4)
     slates = left.toggle("Slates", value=True, key=SLATES_KEY,
                          help="A 1.5 s card before each shot: shot, version, status, prompt excerpt, date")

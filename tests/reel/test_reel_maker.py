@@ -71,12 +71,21 @@ def test_make_a_reel_of_the_approved_versions(page):
     assert any(b.label == "⬇️ Download the reel" for b in at.get("download_button"))
 
 
-def test_order_numbers_set_the_order_ties_keep_the_picking_order():
-    from components.review.reel_maker import ordered
-
-    assert ordered(["a", "b", "c"], {"a": 3, "b": 1, "c": 2}) == ["b", "c", "a"]
-    assert ordered(["a", "b", "c"], {"a": 1, "b": 1, "c": 1}) == ["a", "b", "c"]
-    assert ordered(["a", "b", "c"], {"c": 0}) == ["c", "a", "b"]
+def test_the_reel_is_made_in_the_order_the_list_shows(page):
+    """The list answers the order a drag or ↑ ↓ set (components/review/reel_order.py): the last picked first."""
+    at = AppTest.from_function(reel_page, default_timeout=60).run()
+    assert at.multiselect(key="reel.picked").value == [IDS[0], IDS[2]]
+    at.session_state["reel.order"] = {"order": [IDS[2], IDS[0]]}  # as the list answers a drag to the top
+    at.button(key="reel.make").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    [reel] = list((page / "dashboard" / "reels").glob("reel-*.mp4"))
+    # Each shot after its 1.5 s slate: blue (the third version) from 1.5 s, then red from 4 s.
+    wanted = [round(seconds * 24) for seconds in (2.0, 4.5)]
+    with av.open(str(reel)) as container:
+        middles = [frame.to_ndarray(format="rgb24")[360, 640].astype(int)
+                   for number, frame in zip(range(wanted[-1] + 1), container.decode(video=0), strict=False)
+                   if number in wanted]
+    assert [int(colour.argmax()) for colour in middles] == [2, 0]  # blue, then red
 
 
 def test_slates_number_versions_as_the_review_page_does(page):

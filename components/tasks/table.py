@@ -1,7 +1,7 @@
 """The task table: one page of the list endpoint, refreshing itself while a row is queued or running,
 and redrawn every IDLE_REDRAW_SECONDS otherwise, so its countdowns keep counting.
 
-The table and the detail of the selected task below it live in one fragment
+The table and the detail of the selected task above it live in one fragment
 (`st.fragment(run_every=...)`): while any row of the page is queued or running it re-lists every
 REFRESH_SECONDS without rerunning the page, so the filters above stay as they are, and a click on a
 row is one run of the fragment, not of the page. A fragment's interval is fixed when the page runs,
@@ -17,6 +17,11 @@ choice of a live URL follow the clock, from the listing this session drew last, 
 
 Selection is a row position in Streamlit; rows move as new tasks arrive (newest first). The table
 therefore remembers the selected task by id and re-selects its new row on every refresh.
+
+The detail opens where a person looks after a click: under the summary line, above the table, in a
+place the fragment makes before the table and fills once the table is drawn (the order of the work is
+the table's, then the detail's, as before). The Refresh button leads the summary line, at the left: the
+table's own toolbar (search, download, full screen) shows at its top right when the table is hovered.
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ import time
 from collections.abc import Callable
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from components.common import charges, connection, data, keep
 from components.common.browser_timezone import browser_timezone
 from components.common.stored_requests import stored_requests
+from components.tasks import thumbnails
 from components.tasks.filters import TaskFilters
 from components.tasks.rows import any_active, table_rows
 from components.tasks.state_keys import (
@@ -108,7 +115,11 @@ def _pin_selection(ids: list[str]) -> None:
 
 
 COLUMN_CONFIG = {
-    "status": st.column_config.TextColumn("status", width=115),
+    "frame": st.column_config.ImageColumn("frame", width=70, help="A frame of the result: its kept copy's last frame "
+                                          "or first frame, else the live last frame (tasks made with "
+                                          "`return_last_frame`)."),
+    "status": st.column_config.TextColumn("status", width=190, help="Queued and running: for how long so far. "
+                                          "Finished: how long ago."),
     "id": st.column_config.TextColumn("task id", width=205),
     "prompt": st.column_config.TextColumn("prompt", width=220,
                                           help="From this dashboard's journal, else from the service's stored "
@@ -142,8 +153,9 @@ def _listing(journal: Journal, filters: TaskFilters, max_age: float) -> ListTask
         return None
 
 
-def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: bool) -> bool:
-    """Draw the table; True when the page must run again in full (its interval or charts are out of date).
+def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: bool) -> tuple[bool, DeltaGenerator]:
+    """Draw the table; return whether the page must run again in full (its interval or charts are out of
+    date) and the place above the table where the detail goes.
     `refreshing`: the page found a row queued or running, so the fragment's timer lists anew."""
     in_page_run = st.session_state.pop(IN_PAGE_RUN_KEY, False)
     asked = st.session_state.pop(REFRESH_ASKED_KEY, False)
@@ -158,7 +170,7 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: b
         # listing the page has just read.
         page = _listing(journal, filters, 0 if asked or timer else REFRESH_SECONDS)
     if page is None:
-        return False
+        return False, st.container()
     st.session_state[LAST_LISTING_KEY] = (query, page)
     records = list(page.items)
     now = time.time()
@@ -182,11 +194,12 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: b
     summary = f"**{page.total}** task(s) match · {where}"
     if active:
         summary += f" · ⟳ refreshing every {REFRESH_SECONDS} s while tasks are queued or running"
-    head = st.columns([6, 1], vertical_alignment="center")
-    head[0].markdown(summary)
+    head = st.container(horizontal=True, vertical_alignment="center")
     # Without queued or running rows nothing refreshes by itself: new tasks show on demand.
-    head[1].button("⟳ Refresh", key=REFRESH_KEY, on_click=_ask_refresh,
-                   help="List again (a fragment rerun: filters and selection stay).")
+    head.button("⟳ Refresh", key=REFRESH_KEY, on_click=_ask_refresh,
+                help="List again (a fragment rerun: filters and selection stay).")
+    head.markdown(summary)
+    above = st.container()
     if not records:
         if page.total and filters.page_num > pages:
             st.info(f"Page {filters.page_num} is past the end: there are {pages} page(s).")
@@ -194,7 +207,7 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: b
             hint = " Flex tasks are listed only under the flex tier." if filters.service_tier == "default" else ""
             st.info("No tasks match these filters in the last 7 days." + hint)
         st.session_state[RENDERED_IDS_KEY] = ids
-        return needs_full_run
+        return needs_full_run, above
 
     cache_id = connection.current().cache_id
     # The cost of a Dailies service's task is its ledger line: one read for the page's rows whose line
@@ -207,36 +220,38 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: b
     lines = charges.charges(client, cache_id, ids)
     # Rows without a line (the real Ark keeps no ledger) are priced here, at the service's region's price.
     region = None if lines is not None and lines.keys() >= set(ids) else charges.billing_region(client)
-    frame = table_rows(records, submissions, keep.kept_video_ids(journal), now, browser_timezone(), stored,
-                       lines, region)
+    kept_ids = keep.kept_video_ids(journal)
+    frames = thumbnails.thumbnails(journal, [i for i in ids if i in kept_ids])
+    frame = table_rows(records, submissions, kept_ids, now, browser_timezone(), stored, lines, region, frames)
     _pin_selection(ids)
     st.session_state[RENDERED_IDS_KEY] = ids
     st.dataframe(frame, key=TABLE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True,
                  width="stretch", column_config=COLUMN_CONFIG)
-    st.caption("Select a row to open the task below. 🟢 plenty of time · 🟠 getting close · 🔴 act now · ⚫ gone.")
-    return needs_full_run
+    st.caption("Select a row to open the task above it. 🟢 plenty of time · 🟠 getting close · 🔴 act now · ⚫ gone.")
+    return needs_full_run, above
 
 
-def render(client: Client, journal: Journal, filters: TaskFilters, below: Callable[[str | None], None]) -> None:
-    """Draw the table, then `below(selected())`: the detail of the selected task (or nothing), in
-    the same fragment.
+def render(client: Client, journal: Journal, filters: TaskFilters, detail: Callable[[str | None], None]) -> None:
+    """Draw the table, then `detail(selected())`: the detail of the selected task (or nothing), in
+    the same fragment, above the table.
 
     The page lists first: whether any row is queued or running decides the fragment's interval, which
     is fixed when the fragment is declared.
     """
     page = _listing(journal, filters, REFRESH_SECONDS)
     if page is None:  # said above; a task asked for by its link is still shown
-        below(selected())
+        detail(selected())
         return
     refreshing = any_active(page.items)
     st.session_state[IN_PAGE_RUN_KEY] = True
     st.fragment(run_every=REFRESH_SECONDS if refreshing else IDLE_REDRAW_SECONDS)(_table_and_detail)(
-        client, journal, filters, refreshing, below)
+        client, journal, filters, refreshing, detail)
 
 
 def _table_and_detail(client: Client, journal: Journal, filters: TaskFilters, refreshing: bool,
-                      below: Callable[[str | None], None]) -> None:
-    needs_full_run = _table(client, journal, filters, refreshing)
-    below(selected())
+                      detail: Callable[[str | None], None]) -> None:
+    needs_full_run, above = _table(client, journal, filters, refreshing)
+    with above:
+        detail(selected())
     if needs_full_run:
         st.rerun()

@@ -1,4 +1,4 @@
-"""Tasks: what is running, what failed, what is about to disappear; one task in full below the table.
+"""Tasks: what is running, what failed, what is about to disappear; one task in full above the table.
 
 `?task=cgt-...` opens that task's detail (a link to share, or from the Review page). The charts
 are drawn only while their tab is open.
@@ -29,15 +29,15 @@ table_tab, charts_tab = st.tabs(["📋 Tasks", "📊 Charts"], key=VIEW_KEY, on_
 
 
 def detail(task_id: str | None) -> None:
-    """The selected task in full, under the table (drawn by the table's fragment)."""
+    """The selected task in full, above the table (drawn by the table's fragment)."""
     if task_id:
-        st.divider()
         task_detail.render(client, journal, task_id, tz, on_close=task_table.close)
+        st.divider()
 
 
 if table_tab.open:
     with table_tab:
-        task_table.render(client, journal, filters, below=detail)
+        task_table.render(client, journal, filters, detail=detail)
 if charts_tab.open:
     with charts_tab:
         charts.render(filters, tz)

@@ -1,20 +1,48 @@
 """The Tasks and Review pages in headless Chromium against `dailies up`: a result plays in the task
 detail (the <video> reaches HAVE_CURRENT_DATA and lasts the requested seconds), the table refreshes
-itself while a task runs and stops once nothing is queued or running, and a kept copy plays after
-its task is deleted. Fixtures come from conftest.py (the product on free ports, Debian's Chromium).
+itself while a task runs and stops once nothing is queued or running, its row then shows a frame of
+the kept result, the table's toolbar leaves the Refresh button uncovered, and a click on the row opens
+the detail in view, above the table; a kept copy plays after its task is deleted. Fixtures come from
+conftest.py (the product on free ports, Debian's Chromium).
 """
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from PIL import Image, ImageStat
 
-from tests.support.waiting import wait_until
+from tests.support.waiting import wait_for, wait_until
 
-from .ui import open_page, screenshot, settle, video_state
+from .ui import grid_rows, open_page, screenshot, settle, until_quiet, video_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SMALL = {"model": "doubao-seedance-2-0-260128", "resolution": "480p", "duration": 4}
+# The task table as the grid draws it: a header and rows of 35 px, the row markers' column, then the frame's.
+ROW_PX, MARKERS_PX, FRAME_PX = 35, 34, 70
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+
+
+def still_box(locator) -> dict:
+    """The element's box once it has stopped moving (the table's toolbar slides in)."""
+    boxes = [locator.bounding_box()]
+    wait_until(lambda: boxes.append(locator.bounding_box()) or boxes[-1] == boxes[-2], "the element to stop moving",
+               timeout=10, interval=0.05)
+    return boxes[-1]
+
+
+def frame_drawn(page, grid: dict, row: int) -> bool:
+    """The frame cell of `row` holds a picture: not one flat colour, as an empty cell is."""
+    clip = {"x": grid["x"] + MARKERS_PX + 8, "y": grid["y"] + ROW_PX * (row + 1) + 6, "width": FRAME_PX - 16,
+            "height": ROW_PX - 12}
+    with Image.open(io.BytesIO(page.screenshot(clip=clip))) as shot:
+        return max(ImageStat.Stat(shot.convert("RGB")).stddev) > 8
 
 
 def test_result_plays_in_the_task_detail(page, product):
@@ -51,6 +79,30 @@ def test_table_refreshes_while_a_task_runs_then_stops(page, product):
         .find(e => e.innerText.includes('task(s) match')); return m && !m.innerText.includes('refreshing'); }""",
                            timeout=30_000)
     assert "refreshing" not in summary.inner_text()
+
+    # Issue 37. The row shows a frame of the result, which one person's Dailies keeps by default.
+    [row] = wait_for(lambda: [i for i, r in enumerate(grid_rows(page)) if task_id in r
+                              and r.startswith("data:image/jpeg;base64,")], "the row's frame", timeout=30)
+    # Once the page's run after the task's end is over: the table it ran on may be drawn anew.
+    until_quiet(page)
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    box = grid.bounding_box()
+    wait_until(lambda: frame_drawn(page, box, row), "the frame drawn in its cell", timeout=10, interval=0.1)
+    # The table's toolbar shows while it is hovered, and covers nothing of the Refresh button.
+    grid.hover()
+    toolbar = page.locator('[data-testid="stElementToolbar"]').first
+    toolbar.wait_for(state="visible")
+    refresh, covering = page.get_by_role("button", name="⟳ Refresh").bounding_box(), still_box(toolbar)
+    assert not overlap(refresh, covering), (refresh, covering)
+    # A click on the row opens the detail above the table, in view without scrolling.
+    page.mouse.click(box["x"] + MARKERS_PX / 2, box["y"] + ROW_PX * (row + 1) + ROW_PX / 2)
+    heading = page.get_by_role("heading", name=task_id)
+    heading.wait_for()
+    first, table = heading.bounding_box(), grid.bounding_box()
+    assert 0 <= first["y"] and first["y"] + first["height"] <= page.viewport_size["height"], first
+    assert first["y"] < table["y"], (first, table)
+    page.locator("video").first.wait_for()
+    screenshot(page, "tasks-row-opened-above-the-table")
 
 
 def test_kept_copy_plays_after_the_task_is_deleted(page, product):

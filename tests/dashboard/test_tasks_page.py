@@ -8,6 +8,7 @@ this module's tasks with the task-ids filter (itself under test) unless a test i
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components.common import catalogs, stored_requests
+from components.common import catalogs, keep, stored_requests
 from components.compose.form import BY_ENDPOINT, ENDPOINT_ID, ENDPOINT_RULES, MODEL
 from components.tasks import table as task_table
 from components.tasks.state_keys import VIEW_KEY
@@ -135,7 +136,7 @@ def test_rows_show_journal_prompt_and_record_fields(dashboard_env, seeded):
     assert row["prompt"] == "waves on rocks"
     # Not submitted from the dashboard: the prompt the service stored with the task.
     assert frame.loc[seeded.succeeded[1], "prompt"] == "a lighthouse at dusk"
-    assert row["status"] == "✅ succeeded"
+    assert re.fullmatch(r"✅ succeeded (just now|\d+ min ago)", row["status"]), row["status"]
     assert (row["model"], row["resolution"], row["ratio"], row["length"]) == (V2, "480p", "16:9", "4 s")
     assert row["tokens"] == 864 * 496 * (24 * 4 + 1) // 1024
     # 2.0 at 480p: ¥46 per million tokens (docs/prices.md), from the record's usage.
@@ -143,7 +144,7 @@ def test_rows_show_journal_prompt_and_record_fields(dashboard_env, seeded):
     assert frame.loc[seeded.failed, "cost"] == "¥0.00"  # only succeeded tasks are billed
     assert row["created"] is not None and row["updated"] >= row["created"]
     assert row["link expires"].startswith("🟢 23 h") and row["record deleted"].startswith("🟢 6 d")
-    assert frame.loc[seeded.failed, "status"] == "❌ failed"
+    assert frame.loc[seeded.failed, "status"].startswith("❌ failed ")
     assert frame.loc[seeded.failed, "link expires"] == ""
     # The records seen are saved, so kept results can show them after the service forgets them.
     assert journal.record(seeded.succeeded[1])["status"] == "succeeded"
@@ -257,7 +258,7 @@ def test_tier_filter_shows_flex_tasks_only_under_flex(dashboard_env, seeded):
     at.radio(key="tasks.tier").set_value("flex").run()
     assert table_ids(at) == [seeded.flex]
     row = table(at).iloc[0]
-    assert row["model"] == V15 and row["status"] == "✅ succeeded"
+    assert row["model"] == V15 and row["status"].startswith("✅ succeeded ")
     at.selectbox(key="tasks.model").select(V15).run()
     assert table_ids(at) == [seeded.flex]
 
@@ -412,7 +413,7 @@ def test_auto_refresh_only_while_a_row_is_queued_or_running(dashboard_env, seede
         at = open_tasks()
         no_errors(at)
         assert f"refreshing every {task_table.REFRESH_SECONDS} s" in summary(at)
-        assert table(at).iloc[0]["status"] == "⏳ queued"
+        assert re.fullmatch(r"⏳ queued \d+:\d\d", table(at).iloc[0]["status"])
         assert table(at).iloc[0]["deadline"].startswith("🟢 47 h")
     finally:
         idle.stop()
@@ -547,7 +548,7 @@ def _table_alone() -> None:
     if st.session_state.get("harness.tick"):
         task_table._table_and_detail(client, journal, filters, False, lambda task_id: None)
     else:
-        task_table.render(client, journal, filters, below=lambda task_id: None)
+        task_table.render(client, journal, filters, detail=lambda task_id: None)
 
 
 def test_an_idle_table_redraws_its_countdowns_on_a_timer_without_listing_again(dashboard_env, seeded, monkeypatch):
@@ -583,3 +584,56 @@ def test_the_apis_own_filters_wait_behind_an_expander_that_opens_while_one_is_se
     at.radio(key="tasks.tier").set_value("flex").run()
     more = next(e for e in at.expander if e.label.startswith("More filters"))
     assert more.proto.expanded  # a filter in force is never hidden
+
+
+# ---------- issue 37: what a person looks for leads ----------
+
+
+def drawn_in_order(block) -> list:
+    """The elements of a block as the page draws them, top to bottom (inner blocks walked in place)."""
+    found = []
+    for child in block.children.values():
+        found.append(child)
+        if getattr(child, "children", None):
+            found.extend(drawn_in_order(child))
+    return found
+
+
+def test_a_selected_task_opens_above_the_table_and_refresh_leads_the_summary(dashboard_env, seeded):
+    """The detail opened below the fold, under the table; the table's toolbar covered Refresh at the right."""
+    at = only(open_tasks(), seeded.default_tier)
+    at.session_state[task_table.TABLE_KEY] = {"selection": {"rows": [1]}}
+    at.run()
+    assert not at.exception
+    drawn = drawn_in_order(at.main)
+
+    def place(found) -> int:
+        return next(i for i, element in enumerate(drawn) if found(element))
+
+    refresh = place(lambda e: e.type == "button" and e.proto.id.endswith(task_table.REFRESH_KEY))
+    summary_line = place(lambda e: e.type == "markdown" and "task(s) match" in e.value)
+    heading = place(lambda e: e.type == "subheader" and e.value.endswith(table_ids(at)[1]))
+    close = place(lambda e: e.type == "button" and e.proto.id.endswith("tasks.detail.close"))
+    rows = place(lambda e: e.type == "dataframe")
+    assert refresh < summary_line < heading < close < rows
+    # Closed, nothing is left between the summary line and the table.
+    at.button(key="tasks.detail.close").click().run()
+    drawn = drawn_in_order(at.main)
+    assert not at.subheader and place(lambda e: e.type == "dataframe") > place(
+        lambda e: e.type == "markdown" and "task(s) match" in e.value)
+
+
+def test_a_kept_result_leads_its_row_with_a_frame(dashboard_env, seeded):
+    journal = dashboard_journal()
+    with Client(base_url=dashboard_env.base_url, api_key=dashboard_env.api_key) as client:
+        keep.keep_result(client, journal, client.tasks.get(seeded.succeeded[1]))
+        with_frame = client.tasks.get(seeded.with_frame)
+    at = only(open_tasks(), seeded.default_tier)
+    no_errors(at)
+    frame = table(at).set_index("id")
+    assert frame.loc[seeded.succeeded[1], "frame"].startswith("data:image/jpeg;base64,")  # its kept video's
+    # Not kept, made with return_last_frame: the live last frame, loaded by the browser.
+    assert frame.loc[seeded.with_frame, "frame"] == with_frame.content.last_frame_url
+    assert frame.loc[seeded.failed, "frame"] == ""
+    [grid] = [d for d in at.dataframe if d.key == task_table.TABLE_KEY]
+    assert json.loads(grid.proto.columns)["frame"]["type_config"]["type"] == "image"

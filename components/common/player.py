@@ -16,6 +16,7 @@ import streamlit as st
 from components.common import countdown as cd
 from components.common import outbound
 from dailies.journal import KeptFile
+from dailies.spec import pixels
 from dailies.spec.models import TaskRecord
 from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
 from dailies.spec.statuses import TaskStatus
@@ -80,6 +81,18 @@ def choose(record: TaskRecord | None, kept: dict[str, KeptFile], now: float, nam
         return MediaChoice("none", reason="The result link expired (links last 24 hours after success) "
                                           "and no copy was kept.")
     return MediaChoice("none", reason=NO_VIDEO_BECAUSE.get(record.status, "No video."))
+
+
+def aspect(record: TaskRecord | None) -> float | None:
+    """Width over height of the record's video as rendered (the pixel table for its model, resolution
+    and ratio): the shape a player takes before the video loads and says its own. None when unknown."""
+    if record is None:
+        return None
+    try:
+        width, height = pixels.dimensions(record.model or "", record.resolution, record.ratio)
+    except ValueError:
+        return None
+    return width / height
 
 
 def fit_width(record: TaskRecord | None, height: int | None) -> int | str:

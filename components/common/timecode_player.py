@@ -56,7 +56,7 @@ _HTML = """
 # The --st-* custom properties are the app's theme, which CCv2 sets on the component's host (they
 # reach into the shadow root because custom properties inherit).
 _CSS = """
-.tp { display: flex; flex-direction: column; gap: 0.5rem; font-family: var(--st-font); }
+.tp { display: flex; flex-direction: column; gap: 0.25rem; font-family: var(--st-font); }
 .tp-video { display: block; width: 100%; height: var(--tp-height, auto); background: #000;
             border-radius: var(--st-base-radius); object-fit: contain; }
 /* The fixed height keeps a grid of cards in line; on a phone it would draw a landscape take in a tall
@@ -64,10 +64,15 @@ _CSS = """
 @media (max-width: 640px) {
   .tp-video { height: auto; max-height: var(--tp-height, none); }
 }
+/* Fitted (no height given, a maximum instead): the take's own shape as wide as the column, or narrower
+   and centred where that would be taller than the maximum, so there is never a black bar. */
+.tp-fit .tp-video { height: auto; aspect-ratio: var(--tp-aspect); align-self: center;
+                    width: min(100%, calc(var(--tp-max-height) * var(--tp-aspect))); }
+/* A player's control bar, no taller than it needs: in a grid of cards the picture is what counts. */
 .tp-comment { font: inherit; font-size: var(--st-base-font-size); font-variant-numeric: tabular-nums;
               color: var(--st-text-color); background: var(--st-background-color);
               border: 1px solid var(--st-border-color); border-radius: var(--st-button-radius);
-              padding: 0.25rem 0.75rem; min-height: 2.5rem; cursor: pointer; }
+              padding: 0.125rem 0.75rem; min-height: 2rem; cursor: pointer; }
 .tp-comment:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
 .tp-comment:active { background: var(--st-primary-color); color: #fff; }
 """
@@ -106,6 +111,7 @@ function setUp(root) {
     video.addEventListener("loadedmetadata", () => {  // its own shape, where its height is not fixed
         if (video.videoWidth && video.videoHeight) {
             video.style.aspectRatio = `${video.videoWidth} / ${video.videoHeight}`;
+            root.style.setProperty("--tp-aspect", String(video.videoWidth / video.videoHeight));
         }
     });
     video.addEventListener("pause", () => { label(); report(); });
@@ -144,6 +150,10 @@ export default function (component) {
     const video = m.video;
     if (data.height) root.style.setProperty("--tp-height", `${data.height}px`);
     else root.style.removeProperty("--tp-height");
+    root.classList.toggle("tp-fit", Boolean(data.max_height) && !data.height);
+    if (data.max_height) root.style.setProperty("--tp-max-height", data.max_height);
+    // Until the video says its own shape, the one Python expects (the record's ratio), else 16:9.
+    if (!video.videoWidth) root.style.setProperty("--tp-aspect", String(data.aspect || 16 / 9));
     if (video.getAttribute("src") !== data.url) video.setAttribute("src", data.url);
     // Seek only when Python sends a new value: the same value on later runs is not a new request.
     const target = data.seek_to ?? null;
@@ -176,17 +186,19 @@ def playable_url(media: str | Path, coordinates: str) -> str:
     return runtime.get_instance().media_file_mgr.add(str(media), mimetype, coordinates)
 
 
-def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None,
-                    height: int | None = None) -> PlayerState:
+def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, height: int | None = None,
+                    max_height: str | None = None, aspect: float | None = None) -> PlayerState:
     """Draw the player of `url` (see `playable_url`) and its "Comment at mm:ss.cc" button.
 
     `seek_to`: a time in seconds to show, paused. The player goes there when the value differs from
     the one it received on the previous run (and on its first run), so a caller that keeps the value
     does not pin the video; to go to the same time again, pass None for a run in between (hand the
     value over once, e.g. `st.session_state.pop(...)`). `height`: the video's height in pixels (the
-    picture is letterboxed); None lets the width decide. `key` identifies the player across runs and
-    owns its `position`: give each video its own key (e.g. with the task id) so another video does
-    not start with the last one's position.
+    picture is letterboxed); None lets the width decide. `max_height` (a CSS length, such as "70vh"),
+    without `height`: the video takes its own shape (`aspect`, width over height, until it has loaded)
+    as wide as the column allows, narrower and centred where it would be taller. `key` identifies the
+    player across runs and owns its `position`: give each video its own key (e.g. with the task id) so
+    another video does not start with the last one's position.
     """
     result = _player(
         key=key,
@@ -194,6 +206,8 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None,
             "url": playable_url(url, f"dailies.timecode_player[{key}]"),
             "seek_to": None if seek_to is None else float(seek_to),
             "height": height,
+            "max_height": max_height,
+            "aspect": aspect,
         },
         on_position_change=_ignore,
         on_comment_change=_ignore,

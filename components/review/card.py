@@ -1,8 +1,9 @@
 """One shot on the Review page: its versions (newest on top, a picker v1, v2 … with each one's status),
 the chosen version's player (a comment can be pinned at its position, a comment's timecode seeks it),
-prompt and parameters, its review status with history, each person's stars with the average, and its
-comment thread. Each card is a fragment: a change reruns the card alone, not the page (which lists
-hundreds of results), unless the change shows elsewhere (the filter, the comparison)."""
+prompt and parameters, its review status and each person's stars on one row, and its comment thread;
+the rest (writing a comment, the status history) behind a control each, so a card is mostly picture.
+Each card is a fragment: a change reruns the card alone, not the page (which lists hundreds of
+results), unless the change shows elsewhere (the filter, the comparison)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from dailies.journal.statuses import PENDING
 from dailies.spec.results import VIDEO_NAME
 
 CARD_VIDEO_HEIGHT = 240
+STATUS_WIDTH = 190  # "Changes requested" and the select's arrow, with the stars beside it in a card
 
 
 def short_id(task_id: str) -> str:
@@ -98,51 +100,59 @@ def version_label(shot: Shot, task_id: str) -> str:
 
 
 def review_widgets(journal: Journal, result: Result, tz: tzinfo) -> None:
-    """Status (with its history), my stars and everyone's. The status select shows the journal's status
-    at every draw; my stars are seeded from the journal on first draw."""
+    """Status, my stars and everyone's average on one row. The status select shows the journal's status
+    at every draw (who set it: `status_history`); my stars are seeded from the journal on first draw."""
     tid = result.task_id
     status_key, stars_key = STATUS_KEY.format(tid), STARS_KEY.format(tid)
     # The select follows the journal (read again at every run: another member's change included), so it
-    # never contradicts the badge and the history beside it, and picking any other value is a change
-    # that writes. It cannot undo the person's own pick: its callback wrote it before this run read the
-    # journal, so the journal holds it (a write refused leaves the journal's value, which is the truth).
+    # never contradicts the history, and picking any other value is a change that writes. It cannot
+    # undo the person's own pick: its callback wrote it before this run read the journal, so the
+    # journal holds it (a write refused leaves the journal's value, which is the truth).
     if st.session_state.get(status_key) != result.status_name:
         st.session_state[status_key] = result.status_name
     mine = result.ratings.get(journal.author)
     st.session_state.setdefault(stars_key, mine - 1 if mine else None)
-    st.selectbox("Status", STATUSES, format_func=STATUS_LABELS.get, key=status_key,
-                 on_change=_save_status, args=(journal, tid))
-    st.feedback("stars", key=stars_key, on_change=_save_stars, args=(journal, tid))
-    said = []
-    if result.status is not None:
-        said.append(f"{STATUS_LABELS[result.status.status]} by {markdown_text(result.status.author)}, "
-                    f"{format_time(result.status.at, tz)}")
-    if result.ratings:
-        each = ", ".join(f"{markdown_text(who)} {n}★" for who, n in result.ratings.items())
-        said.append(f"★ {result.average_stars:.1f} average ({each})")
-    if said:
-        st.caption(" · ".join(said))
-    if result.status is not None:
-        with st.expander("Status history"):
-            for change in journal.status_history(tid):
-                st.markdown(f"- {format_time(change.at, tz)} · **{markdown_text(change.author)}**: "
-                            f"{STATUS_LABELS.get(change.previous or 'pending')} → {STATUS_LABELS[change.status]}")
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        # Its options name themselves ("Approved"): the label is for screen readers and tests.
+        st.selectbox("Status", STATUSES, format_func=STATUS_LABELS.get, key=status_key, on_change=_save_status,
+                     args=(journal, tid), label_visibility="collapsed", width=STATUS_WIDTH)
+        st.feedback("stars", key=stars_key, on_change=_save_stars, args=(journal, tid))
+        if result.ratings:
+            each = ", ".join(f"{markdown_text(who)} {n}★" for who, n in result.ratings.items())
+            st.caption(f"★ {result.average_stars:.1f} ({len(result.ratings)})", help=f"Average of {each}")
 
 
-def version_player(result: Result, now: float, height: int) -> None:
+def status_history(journal: Journal, result: Result, tz: tzinfo) -> None:
+    """Who set the status (the control's label) and, opened, every change: when, who, from what to what.
+    Nothing before the first change."""
+    if result.status is None:
+        return
+    with st.popover(f"by {markdown_text(result.status.author)}", icon=":material/history:", type="tertiary",
+                    help=f"{STATUS_LABELS[result.status.status]} by {markdown_text(result.status.author)}, "
+                         f"{format_time(result.status.at, tz)}: the status history"):
+        for change in journal.status_history(result.task_id):
+            st.markdown(f"- {format_time(change.at, tz)} · **{markdown_text(change.author)}**: "
+                        f"{STATUS_LABELS.get(change.previous or 'pending')} → {STATUS_LABELS[change.status]}")
+
+
+def version_player(result: Result, now: float, height: int | None, max_height: str | None = None) -> None:
     """The version's player: a comment takes its position ("Comment at …"), a comment's timecode sets it.
-    Plays the live link, else the kept copy; says why there is nothing to play otherwise."""
+    Plays the live link, else the kept copy; says why there is nothing to play otherwise. `height` None:
+    the video's own shape across the column, no taller than `max_height` (timecode_player)."""
     choice = player.choose(result.record, result.kept, now, on_service=result.listed)
     if choice.media is None:
         st.info(choice.reason, icon="🎞️")
         return
     # Handed over once: the player goes there, and a later click on the same timecode goes there again.
     seek_to = st.session_state.pop(SEEK_KEY.format(result.task_id), None)
-    state = timecode_player(choice.media, key=PLAYER_KEY.format(result.task_id), seek_to=seek_to, height=height)
+    state = timecode_player(choice.media, key=PLAYER_KEY.format(result.task_id), seek_to=seek_to, height=height,
+                            max_height=max_height, aspect=player.aspect(result.record))
     if choice.source == "kept":
         st.caption("💾 " + choice.reason)
     if state.comment_at is not None:
+        # Straight to writing: the comment is pinned there and its box opens (drawn later in this run).
         st.session_state[PINNED_KEY.format(result.task_id)] = state.comment_at
+        review_comments.open_form(result.task_id)
 
 
 def fill_from_service(results: list[Result], client, cache_id: str, wait_s: float | None = None) -> None:
@@ -212,43 +222,52 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
                 r.task_id, [])
             r.charge = lines.get(r.task_id, r.charge)
     st.session_state[seen_key] = st.session_state.get(PAGE_RUN_KEY)
-    with st.container(border=True):
+    # Half the usual gap between the card's rows: at two cards a row the picture is most of the card.
+    with st.container(border=True, gap="xsmall"):
         ids = [r.task_id for r in reversed(shot.versions)]  # newest on top
         chosen = ids[0]
         if len(ids) > 1:
-            chosen = st.segmented_control("Version", ids, default=ids[0], key=VERSION_KEY.format(shot.shot_id),
-                                          format_func=lambda t: version_label(shot, t),
-                                          label_visibility="collapsed") or ids[0]
+            with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+                chosen = st.segmented_control("Version", ids, default=ids[0], key=VERSION_KEY.format(shot.shot_id),
+                                              format_func=lambda t: version_label(shot, t),
+                                              label_visibility="collapsed") or ids[0]
+                if shot.number_of(chosen) > 1:
+                    st.button("⇆ Compare", key=COMPARE_PREV_KEY.format(chosen), type="tertiary", width="content",
+                              on_click=_compare_with_previous, args=(shot, chosen),
+                              help="With the previous version, side by side and in sync")
         result = next(r for r in shot.versions if r.task_id == chosen)
         if _left_the_view(journal, chosen):
             return
         version_player(result, now, video_height)
-        prompt_line(result, client, cache_id)
-        rec = result.record
-        details = [f"v{shot.number_of(chosen)}" if len(ids) > 1 else "", short_id(result.task_id)]
-        if result.author:
-            details.append(f"by {markdown_text(result.author)}")
-        if rec is not None:
-            details += [model_as_written(rec, result.submission),
-                        f"{rec.resolution} · {rec.ratio} · {length_text(rec)}", result.cost,
-                        format_time(rec.created_at, tz)]
-        st.caption(" · ".join(d for d in details if d))
-        # The status once, in its select below; here only what the select does not say.
-        marks = (":blue-badge[💾 kept]" if VIDEO_NAME in result.kept else "",
-                 "" if result.listed else ":gray-badge[no longer on the service]")
-        if any(marks):
-            st.markdown(" ".join(m for m in marks if m))
+        with st.container(gap=None):  # the prompt and what made it read as one title
+            prompt_line(result, client, cache_id)
+            details = details_line(result, tz)
+            # One line (all of it in its tooltip): wider cards show more of it.
+            st.caption(details, wrap=False, help=details)
         review_widgets(journal, result, tz)
-        st.markdown(f"**Comments** ({len(result.comments)})")
         review_comments.render(journal, result.task_id, result.comments, tz, on_change=lambda: None)
-        with st.container(horizontal=True, gap="small"):
-            if shot.number_of(chosen) > 1:
-                st.button("⇆ Compare with previous", key=COMPARE_PREV_KEY.format(chosen), type="tertiary",
-                          on_click=_compare_with_previous, args=(shot, chosen), width="content")
+        with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+            review_comments.form(journal, result.task_id, result.comments, on_change=lambda: None)
+            status_history(journal, result, tz)
             opened = st.button("🔍 Open alone", key=OPEN_KEY.format(chosen), type="tertiary", width="content")
         if opened:
             st.query_params["task"] = chosen
             st.rerun()
+
+
+def details_line(result: Result, tz: tzinfo) -> str:
+    """Whether it is kept or gone from the service, then author, model, size, length, cost, time and id,
+    most telling first (the version and the status are not repeated: the picker and the select say them)."""
+    rec = result.record
+    details = [":blue-badge[💾 kept]" if VIDEO_NAME in result.kept else "",
+               "" if result.listed else ":gray-badge[no longer on the service]"]
+    if result.author:
+        details.append(f"by {markdown_text(result.author)}")
+    if rec is not None:
+        details += [model_as_written(rec, result.submission), f"{rec.resolution} · {rec.ratio} · {length_text(rec)}",
+                    result.cost, format_time(rec.created_at, tz)]
+    details.append(short_id(result.task_id))
+    return " · ".join(d for d in details if d)
 
 
 def link_to_tasks(task_id: str) -> None:

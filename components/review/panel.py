@@ -37,8 +37,10 @@ from components.review.card import (
     prompt_line,
     review_widgets,
     short_id,
+    status_history,
     version_player,
 )
+from components.review.comments import form as comment_form
 from components.review.comments import render as comments_thread
 from components.review.results import ALL, INBOX_FILTERS, Result, filter_shots, gather, shots_of
 from components.review.state_keys import (
@@ -69,7 +71,11 @@ LEFT_PREFIX = LEFT_KEY.split("{")[0]
 # each player as tall as a 16:9 picture across its column on a 1440 px screen, so none is letterboxed.
 CARDS_PER_ROW = 2
 PLAYER_HEIGHTS = {1: 530, 2: 250, 3: 165}
-SINGLE_PLAYER_HEIGHT = 320  # "Open alone": the wide column of two
+# "Open alone": the player as wide as the page, no taller than leaves its "Comment at" in the window
+# under the page's header (a portrait take is narrower instead).
+SINGLE_PLAYER_MAX_HEIGHT = "max(240px, calc(100vh - 24rem))"
+_TO_TOP = ("<script>{ for (const el of [document.querySelector('[data-testid=stMain]'), document.scrollingElement]) "
+           "el?.scrollTo(0, 0); }</script>")
 # The reel's slates and the report carry the prompts into a file someone keeps: worth waiting longer for
 # a slow service's stored requests than a page's cards do.
 DOCUMENT_WAIT_S = 20.0
@@ -300,11 +306,16 @@ def _draw_comparison(comparing, compared: list[Result], now: float) -> None:
 
 
 def single(client: Client | None, journal: Journal, task_id: str, now: float, tz: tzinfo) -> None:
-    """The deep-linked task alone, larger, with its review widgets and comments: asked of the service
-    (whatever its status), else the journal's last copy of it."""
-    if st.button("← All results", key=BACK_KEY):
-        st.query_params.pop("task", None)
-        st.rerun()
+    """The deep-linked task alone, at the top of the page: the way back, the player as wide as the page
+    in the video's own shape, then its details and review widgets beside its comments. Asked of the
+    service (whatever its status), else the journal's last copy of it."""
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        if st.button("← All results", key=BACK_KEY, type="primary"):
+            st.query_params.pop("task", None)
+            st.rerun()
+        st.markdown(f"**{markdown_text(task_id)}**")  # the address's, as typed
+        # Opened from a card far down the grid, the page would stay scrolled there.
+        st.html(_TO_TOP, unsafe_allow_javascript=True)
     loaded = load(client, journal, task_id)
     if loaded.record is None:
         st.error(f"No result {task_id}: the service does not have it and nothing was kept.")
@@ -315,11 +326,9 @@ def single(client: Client | None, journal: Journal, task_id: str, now: float, tz
                     journal.kept(task_id), listed=loaded.live, author=journal.authors(ids).get(task_id, ""))
     cache_id = connection.current().cache_id
     asked_at = ask_charges([result], client, cache_id)  # its cost, read while its prompt is
-    left, right = st.columns([3, 2], gap="large")
+    version_player(result, now, None, SINGLE_PLAYER_MAX_HEIGHT)
+    left, right = st.columns(2, gap="large")  # the comments as wide as the rest: each row holds its buttons
     with left:
-        version_player(result, now, SINGLE_PLAYER_HEIGHT)
-    with right:
-        st.subheader(task_id, anchor=False)
         prompt_line(result, client, cache_id)
         if result.record is not None:
             fill_charges([result], client, cache_id, asked_at)
@@ -328,6 +337,10 @@ def single(client: Client | None, journal: Journal, task_id: str, now: float, tz
                        f"{length_text(rec)} · seed {rec.seed} · {result.cost} · "
                        f"created {format_time(rec.created_at, tz)}")
         review_widgets(journal, result, tz)
+        with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+            status_history(journal, result, tz)
+            link_to_tasks(task_id)
+    with right:
         st.markdown(f"**Comments** ({len(result.comments)})")
         comments_thread(journal, task_id, result.comments, tz, on_change=lambda: None)
-        link_to_tasks(task_id)
+        comment_form(journal, task_id, result.comments, on_change=lambda: None)

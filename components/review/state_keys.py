@@ -53,6 +53,7 @@ CARD_RUN_KEY = "review._card_run.{}"  # per shot: the page run its card last dre
 COMMENT_KEY = "review.comment.{}"  # per task
 COMMENT_PROBLEM_KEY = "review.comment_problem.{}"
 POST_KEY = "review.post.{}"
+COMMENT_OPEN_KEY = "review.comment_open.{}"  # the "💬 Comment" popover is open (the player's "Comment at" opens it)
 UNPIN_KEY = "review.unpin.{}"
 NO_REPLY_KEY = "review.noreply.{}"
 REPLY_KEY = "review.reply.{}"  # per comment

@@ -21,5 +21,6 @@ if identity.is_unnamed(journal.author):
     st.text_input(f"Your name (you appear as “{journal.author}” to the others)", key=NAME_KEY, max_chars=60,
                   placeholder="shown on your statuses, stars and comments; Settings changes it later",
                   on_change=lambda: connection.rename_me(st.session_state[NAME_KEY]))
-keep.auto_keep_toggle(journal)
+if not st.query_params.get("task"):  # the grid's option: "Open alone" shows that result and nothing else
+    keep.auto_keep_toggle(journal)
 review_panel.render(client, journal, browser_timezone())

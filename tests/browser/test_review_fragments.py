@@ -2,22 +2,36 @@
 (Streamlit reports a fragment run), a status that takes the card out of the inbox filter reruns the
 card alone too (it says it leaves the view, and the page's next run leaves it out), and Refresh on
 the Tasks page reruns the table alone. What ran is read from Streamlit's own `script_finished`
-messages on the page's websocket.
+messages on the page's websocket. On the way, the card's size at two a row and "Open alone" (issue 37).
 """
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from dailies.journal import Journal
+from dailies.journal import Journal, Scope
 from tests.support.waiting import wait_for
 
+from .ui import COMPONENT_QUERY as SHADOW
 from .ui import choose, open_page, pick, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 FRAGMENT_RUN = ForwardMsg.ScriptFinishedStatus.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+CARD_MAX_HEIGHT = 600  # a card with two comments, two a row at 1440 px (issue 37: 850 px and more)
+# A card's own height: from its bordered block's top to where its last row ends (a row of cards
+# stretches every column to the tallest), plus its bottom padding and border.
+CARD_HEIGHT = """(column) => {
+    const card = [...column.querySelectorAll('[data-testid=stVerticalBlock]')]
+        .find(b => parseFloat(getComputedStyle(b).borderTopWidth) > 0);
+    const style = getComputedStyle(card);
+    const bottom = Math.max(...[...card.children].map(c => c.getBoundingClientRect().bottom));
+    return bottom - card.getBoundingClientRect().top + parseFloat(style.paddingBottom)
+        + parseFloat(style.borderBottomWidth); }"""
+MAIN = "document.querySelector('[data-testid=stMain]')"  # what scrolls (not the window)
 
 
 class RunsSeen:
@@ -41,14 +55,40 @@ class RunsSeen:
 
 def test_a_star_and_a_status_leaving_the_filter_rerun_the_card_alone(page, product):
     with product.client() as client:
+        # Portrait: a player of a fixed height letterboxes it, as "Open alone" did (issue 37).
         task_id = client.tasks.create({"model": "doubao-seedance-2-0-260128", "resolution": "480p", "duration": 4,
-                                       "content": [{"type": "text", "text": "a card of its own"}]}).id
+                                       "ratio": "9:16", "content": [{"type": "text", "text": "a card of its own"}]}).id
         client.wait(task_id, timeout=120, poll_interval=0.2)
+    journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3")
+    project = json.loads((product.data_dir / "keys.json").read_text())["keys"][0]["project"]
+    bo = journal.scoped(Scope.of_project(product.api_url, project, author="Bo"))
+    bo.add_comment(task_id, "too dark here, lift the shadows", timecode=2.0)
+    bo.add_comment(task_id, "the lantern's flicker is lovely")
     runs = RunsSeen(page)
     open_page(page, product, "/review")
     pick(page, "Show", "Pending review")
     card = page.locator('[data-testid="stColumn"]').filter(has_text=task_id[-12:])  # a card per column
-    journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3")
+    card.get_by_text("the lantern's flicker is lovely").wait_for()
+    assert card.evaluate(CARD_HEIGHT) <= CARD_MAX_HEIGHT
+
+    # "Open alone", from a page scrolled down to the card: the shot alone at the top, its player in the
+    # video's own shape, as large as the page allows with the whole picture in the window.
+    card.get_by_role("button", name="Open alone").scroll_into_view_if_needed()
+    assert page.evaluate(f"() => {MAIN}.scrollTop") > 0
+    card.get_by_role("button", name="Open alone").click()
+    settle(page)
+    # No black bars: the player's box takes the video's shape (to the pixel) once the video says it.
+    page.wait_for_function(f"""() => {{ {SHADOW} const v = q('.tp video'), r = v.length && v[0].getBoundingClientRect();
+        return v.length === 1 && v[0].videoHeight > 0
+            && Math.abs(r.height - r.width * v[0].videoHeight / v[0].videoWidth) < 1; }}""", timeout=15_000)
+    alone = page.evaluate(f"""() => {{ {SHADOW} const r = q('.tp video')[0].getBoundingClientRect();
+        return {{scrolled: {MAIN}.scrollTop, top: r.top, bottom: r.bottom}}; }}""")
+    window = page.viewport_size["height"]
+    assert alone["scrolled"] == 0 and 0 <= alone["top"] < window / 2, alone
+    assert alone["bottom"] <= window and alone["bottom"] - alone["top"] > window / 2, alone  # large, all in view
+    # "← All results" goes back to the grid.
+    page.get_by_role("button", name="← All results").click()
+    settle(page)
 
     def star() -> None:
         card.get_by_role("radio", name="4 out of 5 stars").click()

@@ -42,6 +42,7 @@ from components.common.timecode_player import timecode_player
 st.set_page_config(page_title="Review players", layout="wide")
 port = sys.argv[1]
 clips = Path(__file__).parent / "static"
+fit = st.query_params.get("fit")  # a maximum height instead of a height: the player "Open alone" draws
 
 if st.button("Seek to 1.5"):
     st.session_state.seek = 1.5
@@ -50,7 +51,8 @@ if st.button("Seek to 0.04"):  # the second frame of a 24 fps clip (0.0417 s), a
 left, right = st.columns(2)
 with left:
     st.subheader("Timecode player")
-    state = timecode_player(clips / "take-a.mp4", key="player", seek_to=st.session_state.get("seek"), height=220)
+    state = timecode_player(clips / "take-a.mp4", key="player", seek_to=st.session_state.get("seek"),
+                            height=None if fit else 220, max_height=fit)
     if state.comment_at is not None:
         st.write(f"comment at {state.comment_at:.2f}")
     st.caption(f"position {state.position}")
@@ -156,6 +158,16 @@ def test_timecode_player_comments_and_seeks(page, app_url):
         return v.currentTime > 2.2 && q('.tp-comment')[0].textContent !== 'Comment at 00:01.50'; }}""")
     page.evaluate(f"() => {{ {SHADOW} q('.tp video')[0].pause(); }}")
     assert page.evaluate(f"() => {{ {SHADOW} return q('video').every(v => v.readyState >= 2); }}")
+
+    # Fitted, where the column's width would make the take taller than the maximum: the maximum tall,
+    # narrower in the take's own shape (no black bars), and centred.
+    open_app(page, app_url + "/?fit=150px")
+    fitted = page.evaluate(f"""() => {{ {SHADOW} const root = q('.tp')[0].getBoundingClientRect();
+        const r = q('.tp video')[0].getBoundingClientRect();
+        return {{ width: r.width, height: r.height, off_centre: (r.left + r.right - root.left - root.right) / 2,
+                  column: root.width }}; }}""")
+    assert abs(fitted["height"] - 150) < 1 and fitted["column"] > fitted["width"] + 100, fitted
+    assert abs(fitted["width"] / fitted["height"] - WIDTH / HEIGHT) < 0.01 and abs(fitted["off_centre"]) < 1, fitted
 
 
 def test_sync_compare_plays_seeks_and_flips_together(page, app_url):

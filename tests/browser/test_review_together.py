@@ -76,9 +76,17 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
             await new Promise(r => { v.addEventListener('seeked', r, {once: true}); v.currentTime = 2; }); }""")
         card.get_by_role("button", name="Comment at 00:02.00").click()
         settle(bo)
-        card.get_by_label("Comment").fill("too dark here")
-        card.get_by_role("button", name="Post", exact=True).click()
+        # Straight to writing: the card's comment box opens (a popover) pinned there, with the keys in it.
+        form = bo.locator('[data-testid="stPopoverBody"]')
+        box = form.get_by_role("textbox", name="Comment")
+        assert box.evaluate("b => document.activeElement === b")
+        assert "(at 00:02.00)" in box.get_attribute("placeholder")
+        bo.keyboard.type("too dark here")
+        form.get_by_role("button", name="Post", exact=True).click()
         settle(bo)
+        assert box.input_value() == ""  # posted: the box is empty, open for another until Escape
+        bo.keyboard.press("Escape")
+        form.wait_for(state="detached")
         card.get_by_text("too dark here", exact=False).wait_for()  # the card reran alone, and read it back
         set_status(bo, "Changes requested", within=card)
         screenshot(bo, "together-01-bo-comments")
@@ -120,7 +128,7 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
 
         # Compare with the previous version: both play as one.
         card = card_of(bo, second)
-        card.get_by_role("button", name="Compare with previous").click()
+        card.get_by_role("button", name="⇆ Compare").click()
         settle(bo)
         bo.wait_for_function(f"() => {{ {SHADOW} return q('.sc video').length == 2 && "
                              "q('.sc video').every(v => v.readyState >= 2); }")

@@ -102,6 +102,18 @@ def player_data(at: AppTest, task_id: str) -> dict:
     return json.loads(element.proto.json)
 
 
+def comment_form(at: AppTest, task_id: str):
+    """The card's "💬 Comment" popover holding this version's comment box."""
+    [form] = [p for p in at.get("popover") if [t.key for t in p.text_area] == [f"review.comment.{task_id}"]]
+    return form
+
+
+def history_control(at: AppTest) -> list[tuple[str, str]]:
+    """(label, tooltip) of each card's status history control."""
+    return [(p.proto.popover.label, p.proto.popover.help) for p in at.get("popover")
+            if p.proto.popover.icon == ":material/history:"]
+
+
 def member(env: Journal, name: str) -> Journal:
     """Another member of the page's project ("tests", as the local service says of its key)."""
     return env.scoped(Scope.of_project(SERVICE_URL[0], "tests", author=name))
@@ -117,6 +129,9 @@ def test_grid_shows_each_succeeded_result_with_player_and_review_controls(env, r
     assert len(players(at)) == 3
     assert [f.key for f in at.feedback] == [f"review.stars.{t}" for t in results]
     assert [t.key for t in at.text_area] == [f"review.comment.{t}" for t in results]
+    # Each box is behind its card's one "💬 Comment" control, closed until asked for (issue 37).
+    assert [comment_form(at, t).proto.popover.label for t in results] == ["💬 Comment"] * 3
+    assert not any(comment_form(at, t).proto.popover.open for t in results)
     assert all(at.selectbox(key=f"review.status.{t}").value == "pending" for t in results)
     # Each card says what its task cost, from the usage at the model's list price.
     assert len([c for c in at.caption if re.search(r" · ¥\d+\.\d{2} · ", c.value)]) == 3
@@ -150,7 +165,10 @@ def test_status_stars_and_comments_persist_across_sessions_with_who_and_when(env
     assert again.selectbox(key=f"review.status.{task_id}").value == "changes_requested"
     assert again.feedback(key=f"review.stars.{task_id}").value == 3
     assert any("keep the wide shot" in m.value and author in m.value for m in again.markdown)
-    assert any(f"Changes requested by {author}" in c.value and "4★" in c.value for c in again.caption)
+    # Who set the status is the label of its history's control (the select says the status itself).
+    [(label, tooltip)] = history_control(again)
+    assert label == f"by {author}" and tooltip.startswith(f"Changes requested by {author}, ")
+    assert any(c.value == "★ 4.0 (1)" and f"{author} 4★" in c.help for c in again.caption)
     assert again.text_area(key=f"review.comment.{task_id}").value == ""
     # Approving later keeps the history: who, from what, to what.
     again.selectbox(key=f"review.status.{task_id}").set_value("approved").run()
@@ -205,6 +223,9 @@ def test_a_reply_and_resolving_a_comment(env, results):
     at = open_review()
     assert at.button(key=f"review.tc.{note.id}").label == "00:02.00"
     at.button(key=f"review.reply.{note.id}").click().run()
+    # Reply opens the card's comment box, saying what it answers.
+    form = comment_form(at, task_id)
+    assert form.proto.popover.open and "replying to Bo" in form.text_area[0].placeholder
     at.text_area(key=f"review.comment.{task_id}").input("brighter next take")
     at.button(key=f"review.post.{task_id}").click().run()
     assert not at.exception
@@ -324,7 +345,7 @@ def test_a_deep_link_asks_for_its_task_alone_and_shows_its_review(env, results, 
     assert reads == []
     assert cards(at) == [results[1]] and len(players(at)) == 1
     assert at.selectbox(key=f"review.status.{results[1]}").value == "approved"
-    assert any("★ 3.0 average" in c.value for c in at.caption)
+    assert any(c.value == "★ 3.0 (1)" for c in at.caption)
     assert any("lovely light" in m.value for m in at.markdown)
     at.button(key="review.back").click().run()
     assert cards(at) == results and reads  # the grid lists the service's results
@@ -334,6 +355,55 @@ def test_open_alone_from_the_grid(env, results):
     at = open_review()
     at.button(key=f"review.open.{results[1]}").click().run()
     assert cards(at) == [results[1]] and at.query_params["task"] == results[1]
+
+
+def test_open_alone_is_a_focused_view_of_the_shot_at_the_top_of_the_page(env, results):
+    """Issue 37: "Open alone" opened scrolled part-way down (where the card was) with a letterboxed 320 px
+    player beside the grid's page options. Now the page goes to its top, shows the way back first, and
+    the player is as wide as the page in the video's own shape (no fixed height, nothing letterboxed)."""
+    from dailies.spec.pixels import dimensions
+
+    at = open_review()
+    at.button(key=f"review.open.{results[1]}").click().run()
+    assert not at.exception
+    assert at.button[0].key == "review.back"  # the first control of the view
+    assert any("scrollTo(0, 0)" in h.proto.body for h in at.get("html"))
+    data = player_data(at, results[1])
+    width, height = dimensions(V2, "480p", "16:9")
+    assert data["height"] is None and data["max_height"] and data["aspect"] == pytest.approx(width / height)
+    assert "Keep every succeeded result automatically" not in [t.label for t in at.toggle]  # the grid's option
+    assert [f"review.comment.{results[1]}"] == [t.key for t in comment_form(at, results[1]).text_area]
+    at.button(key="review.back").click().run()
+    assert cards(at) == results and "Keep every succeeded result automatically" in [t.label for t in at.toggle]
+
+
+def test_comment_at_opens_the_comment_box_pinned_to_that_time(env, results, monkeypatch):
+    """The player's "Comment at 00:02.00" leads straight to writing: that card's box opens, pinned there
+    (the player itself is a browser component: here it reports the press, as it does in the browser)."""
+    from components.common.timecode_player import PlayerState
+    from components.review import card as review_card
+
+    task_id = results[0]
+    pressed = {f"review.player.{task_id}": 2.0}
+    real = review_card.timecode_player
+
+    def player(url, *, key, **sizing):
+        real(url, key=key, **sizing)
+        at_time = pressed.pop(key, None)
+        return PlayerState(comment_at=at_time, position=at_time)
+
+    monkeypatch.setattr(review_card, "timecode_player", player)
+    at = open_review()
+    form = comment_form(at, task_id)
+    assert form.proto.popover.open and "(at 00:02.00)" in form.text_area[0].placeholder
+    assert not any(comment_form(at, t).proto.popover.open for t in results[1:])
+    at.text_area(key=f"review.comment.{task_id}").input("too dark here")
+    at.button(key=f"review.post.{task_id}").click().run()
+    assert not at.exception
+    assert [(c.body, c.timecode) for c in Journal(env.path).comments([task_id])[task_id]] == [("too dark here", 2.0)]
+    # Posted: the box stays open for another, empty and no longer pinned (the player says where it is now).
+    form = comment_form(at, task_id)
+    assert form.proto.popover.open and form.text_area[0].value == "" and "(at " not in form.text_area[0].placeholder
 
 
 def test_refresh_lists_the_services_results_anew(env, tmp_path, monkeypatch):
@@ -397,7 +467,7 @@ def test_kept_result_stays_after_its_task_is_deleted_and_the_service_stops(env, 
         at = open_review()
         assert not at.exception
         assert cards(at) == [task_id]
-        assert any(":gray-badge[no longer on the service]" in m.value and "💾 kept" in m.value for m in at.markdown)
+        assert any(":gray-badge[no longer on the service]" in c.value and "💾 kept" in c.value for c in at.caption)
         videos = players(at)
         assert len(videos) == 1 and "/media/" in videos[0]  # the kept copy, served by Streamlit
         assert at.selectbox(key=f"review.status.{task_id}").value == "approved"
@@ -565,13 +635,15 @@ def test_a_guests_name_and_comment_show_as_typed_on_the_members_cards(env, resul
     guest.set_status(task_id, "approved")
     at = open_review()
     assert not at.exception
-    shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    shown = ([m.value for m in at.markdown] + [c.value for c in at.caption] + [c.help or "" for c in at.caption]
+             + [text for control in history_control(at) for text in control])
     assert not [s for s in shown if "](https://attacker" in s or "**Ana**" in s]
     name = markdown_text(guest.author)
     [comment] = [m.value for m in at.markdown if m.value.startswith(f"**{name}** · ")]
     assert comment.endswith("  \nfine  \n\u00a0  \n\\*\\*Ana\\*\\* · 10\\:00  \nShip it\\: "
                             "\\[the master\\]\\(https\\:\\/\\/attacker.example\\/phish\\)")
-    assert any(f"Approved by {name}, " in c.value for c in at.caption)
+    assert [label for label, _ in history_control(at)] == [f"by {name}"]
+    assert history_control(at)[0][1].startswith(f"Approved by {name}, ")
     assert any(f"· **{name}**: Pending review → Approved" in m.value for m in at.markdown)  # the status history
 
 

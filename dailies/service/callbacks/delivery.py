@@ -192,9 +192,10 @@ class CallbackQueue:
                     seen = wakeup.generation()
                     event = self.claim(deliverer)
                     if event is None:
-                        wakeup.wait(seen, self._idle_wait())
+                        wakeup.wait_idle(seen, self._idle_wait(), self.wakeups.rest_interval)
                         streak.ok()
                         continue
+                    wakeup.notify()  # resting deliverers look for more work now
                 except Exception as exc:
                     self.stop_event.wait(streak.failed(exc))
                     continue

@@ -192,8 +192,9 @@ class WorkerPool:
                     row = self._claim(worker_id)
                     lost = self.running.add(row.id, worker_id) if row is not None else None
                 if row is None:
-                    wakeup.wait(seen, self.wakeups.poll_interval)
+                    wakeup.wait_idle(seen, self.wakeups.poll_interval, self.wakeups.rest_interval)
                     continue
+                wakeup.notify()  # resting slots look for more work now
                 self.run_one(row, worker_id, lost)
                 streak.ok()
             except Exception as exc:  # nothing may end a slot: it would silently leave the process one short

@@ -10,7 +10,9 @@ work at their next poll.
 
 Waiters still poll, every `Settings.notified_poll_interval` with notifications and every
 `Settings.poll_interval` without: a notification sent while the listening connection was down
-is lost, and the poll bounds how long that can leave work waiting.
+is lost, and the poll bounds how long that can leave work waiting. Without notifications only one
+idle waiter of a kind (the lookout) polls that often; the others rest until a waiter that found
+work wakes them (`wait_idle`), so an idle process looks once per interval, not once per thread.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Wakeup:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._generation = 0
+        self._lookout_taken = False
 
     def generation(self) -> int:
         with self._cond:
@@ -56,6 +59,20 @@ class Wakeup:
         with self._cond:
             return self._cond.wait_for(lambda: self._generation != since, timeout)
 
+    def wait_idle(self, since: int, poll: float, rest: float | None) -> bool:
+        """An idle waiter's `wait`: the first to come (the lookout) waits at most `poll` s, the others
+        at most `rest` s (None: `poll`, every waiter its own). A waiter that finds work calls `notify`,
+        so the resting ones look then: each piece of work found wakes the others to look for more."""
+        with self._cond:
+            lookout = not self._lookout_taken
+            self._lookout_taken = True
+            try:
+                timeout = poll if lookout or rest is None else max(poll, rest)
+                return self._cond.wait_for(lambda: self._generation != since, timeout)
+            finally:
+                if lookout:
+                    self._lookout_taken = False
+
 
 class Wakeups:
     """The wake-ups of one process (one `Services`): tasks and callbacks."""
@@ -67,6 +84,9 @@ class Wakeups:
         self.tasks = Wakeup()
         self.callbacks = Wakeup()
         self.poll_interval = settings.notified_poll_interval if self.notifies else settings.poll_interval
+        # How long an idle waiter that is not the lookout waits unless woken. With notifications each
+        # waits its own time: a deliverer's is until the retry it knows of, which a lookout may not.
+        self.rest_interval = None if self.notifies else settings.notified_poll_interval
         self._by_channel = {TASKS_CHANNEL: self.tasks, CALLBACKS_CHANNEL: self.callbacks}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

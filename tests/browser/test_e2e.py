@@ -18,7 +18,7 @@ from PIL import Image, ImageStat
 from dailies.journal import Journal
 from tests.support.waiting import wait_past_second
 
-from .ui import grid_rows, json_body, open_page, pick, screenshot, set_status, settle, video_state
+from .ui import grid_rows, json_body, open_page, pick, screenshot, set_status, settle, status_shown, video_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -163,7 +163,7 @@ def test_compose_two_tasks_watch_them_succeed_play_one_and_approve_it(page, prod
     set_status(page, "Approved")
     assert journal.status_of(frames_id) == "approved"
     open_page(page, product, f"/review?task={frames_id}")
-    page.get_by_text("Approved by", exact=False).first.wait_for()
+    status_shown(page, "Approved")
     screenshot(page, "e2e-04-review-approved")
 
 

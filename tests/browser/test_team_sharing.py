@@ -15,7 +15,7 @@ from dailies.client import Client
 from dailies.service.access import keys as key_store
 
 from .conftest import Product, running_product
-from .ui import DEEP_QUERY, grid_rows, open_page, screenshot, set_status, settle
+from .ui import DEEP_QUERY, grid_rows, open_page, screenshot, set_status, settle, status_shown
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -183,7 +183,7 @@ def test_prompts_verdicts_kept_copies_and_charts_stay_with_their_key(browser, te
         alpha_tab.wait_for_function("() => /Kept[^\\n]*video\\.mp4/.test(document.body.innerText)")
         open_page(alpha_tab, product, f"/review?task={kept_id}")
         set_status(alpha_tab, "Approved")
-        alpha_tab.get_by_text("Approved by", exact=False).first.wait_for()
+        status_shown(alpha_tab, "Approved")
         with Client(base_url=product.api_url, api_key=alpha.key) as client:
             client.tasks.delete(kept_id)
 
@@ -191,7 +191,7 @@ def test_prompts_verdicts_kept_copies_and_charts_stay_with_their_key(browser, te
         open_page(alpha_tab, product, f"/review?task={kept_id}")
         alpha_tab.get_by_text(kept_id[-12:], exact=False).first.wait_for()
         alpha_tab.wait_for_function(f"() => {{ {DEEP_QUERY} return deep('video').some(v => v.readyState >= 2); }}")
-        alpha_tab.get_by_text("Approved by", exact=False).first.wait_for()
+        status_shown(alpha_tab, "Approved")
         screenshot(alpha_tab, "team-06-alpha-kept-after-delete")
         # Alpha's charts count alpha's tasks: the two finished ones (one deleted) and the composed one.
         open_page(alpha_tab, product, "/tasks")

@@ -3,10 +3,12 @@ from a select box, read the task table's rows and a <video> element's state, sav
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "tests" / "artifacts" / "screenshots"
 
@@ -110,6 +112,15 @@ def set_status(tab, status: str, within=None) -> None:
     """Choose a review status in the (first) Status box of `within` (a card), or of the page."""
     choose(tab, (within or tab).get_by_role("combobox", name="Status").first, status)
     settle(tab)
+
+
+def status_shown(tab, status: str, author: str | None = None, within=None) -> None:
+    """Wait until the (first) Status box of `within` or of the page shows `status`, and the status history
+    control beside it names who set it ("by Bo"; any author when None)."""
+    scope = within or tab
+    expect(scope.get_by_role("combobox", name="Status").first).to_have_value(status, timeout=30_000)
+    who = re.escape(author) if author is not None else r"\S"
+    scope.get_by_role("button", name=re.compile(rf"\bby {who}")).first.wait_for()
 
 
 # Inside the components' shadow roots only (`q(sel)`): the Review players and the comparison.

@@ -66,8 +66,8 @@ def no_errors(at: AppTest) -> None:
 
 
 def card_caption(at: AppTest, task_id: str) -> str:
-    """The card's line under its prompt: its id, author, model, size, length, cost, when."""
-    [caption] = [c.value for c in at.caption if c.value.startswith(short_id(task_id) + " · ")]
+    """The card's line under its prompt: author, model, size, length, cost, when, and its id last."""
+    [caption] = [c.value for c in at.caption if c.value.endswith(" · " + short_id(task_id))]
     return caption
 
 

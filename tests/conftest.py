@@ -205,13 +205,21 @@ def module_backend(request) -> Iterator[Backend]:
 
 
 
-# The longest work units (measured on 2 cores), handed out first under xdist so that none is left to
-# run at the end while the other worker idles: the browser's, then the multi-process fault tests.
-LONGEST_FIRST = ["tests/browser", "tests/team/test_faults.py", "tests/team/test_cluster.py",
-                 "tests/service/api/test_sdk_and_processes.py", "tests/service/gateway/test_gateway.py",
-                 # Each starts real processes (a wheel and a venv; serve, worker, dashboard and up; a dashboard).
-                 "tests/install/test_core_install.py", "tests/cli/test_log_format.py",
-                 "tests/cli/test_serve_options.py", "tests/cli/test_dashboard_stops.py"]
+# The longest work units, longest first (a full run's --durations on 2 cores, 2026-11-28), handed out
+# first under xdist so that none is left to run at the end while the other worker idles: the browser's,
+# the multi-process fault tests, then every module above ~15 s; the rest follow in file order.
+LONGEST_FIRST = ["tests/browser", "tests/team/test_faults.py", "tests/service/api/test_sdk_and_processes.py",
+                 "tests/dashboard/test_compose.py", "tests/team/test_cluster.py",
+                 "tests/service/gateway/test_gateway.py", "tests/service/runtime/test_faults.py",
+                 "tests/cli/test_cli.py", "tests/service/gateway/test_gateway_upstream_answers.py",
+                 "tests/dashboard/test_tasks_page.py", "tests/service/callbacks/test_delivery.py",
+                 "tests/dashboard/test_review_page.py", "tests/team/test_frozen_database.py",
+                 "tests/install/test_core_install.py", "tests/service/callbacks/test_ssrf.py",
+                 "tests/service/gateway/test_gateway_limits.py", "tests/service/gateway/test_gateway_scenarios.py",
+                 "tests/service/tasks/test_lifecycle.py", "tests/dashboard/test_tasks_actions.py",
+                 "tests/dashboard/test_review_report.py", "tests/cli/test_log_format.py",
+                 "tests/service/api/test_fuzz_openapi.py", "tests/cli/test_serve_options.py",
+                 "tests/cli/test_dashboard_stops.py"]
 
 
 def work_unit(nodeid: str) -> str:

@@ -272,6 +272,8 @@ def test_five_workers_started_at_once_while_tasks_are_created_all_run(team, tmp_
             (created if response.status_code == 200 else refused).append(
                 response.json().get("id") if response.status_code == 200 else response.text)
             n += 1
+            # Creates all through the starts, a few a second: unpaced, ~50 tasks a run were rendered after.
+            stop.wait(0.2)
 
     creator = threading.Thread(target=keep_creating)
     creator.start()

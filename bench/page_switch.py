@@ -25,8 +25,8 @@ from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, running_product  # n
 from tests.browser.ui import open_page  # noqa: E402
 
 PAGES = ["Tasks", "Review", "Settings", "Compose"]
-HEADER_DRAWN = """(title) => [...document.querySelectorAll('h1')].some(h => h.innerText.trim().startsWith(title))
-    && !document.querySelector('[data-stale=true] h1')"""
+HEADER_DRAWN = """(title) => [...document.querySelectorAll('h1, h2')].some(h => h.innerText.trim().startsWith(title))
+    && !document.querySelector('[data-stale=true] h1, [data-stale=true] h2')"""
 RUN_OVER = """() => !document.querySelector('[data-testid=stStatusWidget]')
     && !document.querySelector('[data-stale=true]')"""
 

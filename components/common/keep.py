@@ -12,7 +12,7 @@ forgotten it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import streamlit as st
@@ -90,7 +90,20 @@ def keep_result(client: Client, journal: Journal, record: TaskRecord, now: float
 
 def kept_video_ids(journal: Journal) -> set[str]:
     """Tasks whose video is in the archive (the file still exists, or the copy is in the bucket)."""
-    return {k.task_id for k in journal.all_kept() if k.name == VIDEO_NAME}
+    return video_ids(kept_by_task(journal))
+
+
+def kept_by_task(journal: Journal) -> dict[str, dict[str, KeptFile]]:
+    """Every file of the archive of this view, by task and name: one read."""
+    files: dict[str, dict[str, KeptFile]] = {}
+    for k in journal.all_kept():
+        files.setdefault(k.task_id, {})[k.name] = k
+    return files
+
+
+def video_ids(kept: Mapping[str, Mapping[str, KeptFile]]) -> set[str]:
+    """The tasks of `kept` (kept_by_task) whose video is kept."""
+    return {task_id for task_id, names in kept.items() if VIDEO_NAME in names}
 
 
 def keeps_by_default() -> bool:

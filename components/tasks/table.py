@@ -220,8 +220,9 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: b
     lines = charges.charges(client, cache_id, ids)
     # Rows without a line (the real Ark keeps no ledger) are priced here, at the service's region's price.
     region = None if lines is not None and lines.keys() >= set(ids) else charges.billing_region(client)
-    kept_ids = keep.kept_video_ids(journal)
-    frames = thumbnails.thumbnails(journal, [i for i in ids if i in kept_ids])
+    kept = keep.kept_by_task(journal)  # one read of the archive for the flags and the pictures
+    kept_ids = keep.video_ids(kept)
+    frames = thumbnails.thumbnails(journal, [i for i in ids if i in kept_ids], kept=kept)
     frame = table_rows(records, submissions, kept_ids, now, browser_timezone(), stored, lines, region, frames)
     _pin_selection(ids)
     st.session_state[RENDERED_IDS_KEY] = ids

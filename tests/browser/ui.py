@@ -10,6 +10,11 @@ from pathlib import Path
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
+from .script_runs import QUIET, is_tracked
+
+# How long no run must be going or asked for, from the action on: a widget asks for its run a moment
+# after the click, and st.rerun ends a run and starts the next a moment apart.
+QUIET_MS = 500
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "tests" / "artifacts" / "screenshots"
 
 
@@ -22,7 +27,12 @@ def settle(tab) -> None:
 
 
 def until_quiet(tab) -> None:
-    """Until no script run has been busy for 1.5 s."""
+    """Until no script run is going or asked for (script_runs.QUIET), in a page whose context tracks
+    Streamlit's runs (conftest's browser does); elsewhere until no run has been busy for 1.5 s."""
+    if is_tracked(tab):
+        since = tab.evaluate("() => Date.now()")
+        tab.wait_for_function(QUIET, arg=[QUIET_MS, since], polling=50, timeout=60_000)
+        return
     quiet = 0
     for _ in range(240):
         busy = tab.locator('[data-testid="stStatusWidget"]').count() or tab.locator('[data-stale="true"]').count()

@@ -44,6 +44,7 @@ from .generator.typography import fit, load_font, needs_cjk
 from .reel_options import DEFAULT_FPS, DEFAULT_SIZE, SLATE_SECONDS
 from .reel_options import parse_size as parse_size  # where the dashboard and the tests import it from
 from .spec.media import MediaRefused, open_untrusted
+from .timecodes import frame_timecode
 
 # The reel's sound: stereo (see the module's docstring).
 LAYOUT = "stereo"
@@ -81,14 +82,6 @@ def slate_lines(version: str | None = None, status: str | None = None, prompt: s
         text = " ".join(prompt.split())
         lines.append(text if len(text) <= PROMPT_EXCERPT else text[: PROMPT_EXCERPT - 1].rstrip() + "…")
     return lines
-
-
-def timecode(frame_index: int, fps: int) -> str:
-    """HH:MM:SS:FF of a frame counted from 0."""
-    seconds, frames = divmod(frame_index, fps)
-    minutes, seconds = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours:02d}:{minutes:02d}:{seconds:02d}:{frames:02d}"
 
 
 # ---------- probing ----------
@@ -225,7 +218,7 @@ class _BurnIn:
     def apply(self, frame: np.ndarray, reel_frame: int) -> None:
         self.strip.apply(frame)
         patch = Image.new("RGBA", (self.code_w, self.strip_h), (0, 0, 0, 0))
-        ImageDraw.Draw(patch).text((self.pad, self.pad), timecode(reel_frame, self.fps), font=self.digits,
+        ImageDraw.Draw(patch).text((self.pad, self.pad), frame_timecode(reel_frame, self.fps), font=self.digits,
                                    fill=(255, 230, 120, 255))
         Overlay(np.asarray(patch), self.code_left, self.top).apply(frame)
 

@@ -1,4 +1,5 @@
-"""Timecodes of a review comment: "mm:ss.cc" (minutes, seconds, hundredths), e.g. "00:02.13".
+"""Timecodes of a review comment: "mm:ss.cc" (minutes, seconds, hundredths), e.g. "00:02.13", and
+of a frame: "HH:MM:SS:FF" at the video's own frame rate (reel burn-ins, the edit hand-off).
 
 Pure functions with no Streamlit import, so the comment list can format and parse them anywhere.
 The timecode player's JavaScript formats its button label the same way (`fmt` in
@@ -54,3 +55,45 @@ def parse_timecode(text: str) -> float:
     minutes, seconds = int(match.group(1)), float(match.group(2))
     # Rounded to the microsecond so 1 minute + 5.1 s is 65.1, not 65.10000000000001.
     return round(minutes * 60 + seconds, 6)
+
+
+# The most frames a position may name: a day at 120 fps (MAX_SECONDS at any rate a video has).
+MAX_FRAME = int(MAX_SECONDS * 120)
+
+
+def is_frame(frame: object) -> TypeGuard[int]:
+    """Whether `frame` is a frame number: a whole number from 0 to MAX_FRAME (not a bool)."""
+    return isinstance(frame, int) and not isinstance(frame, bool) and 0 <= frame <= MAX_FRAME
+
+
+def nominal_rate(fps: float) -> int:
+    """The whole frames per second a timecode counts in: 24 for 23.976, 30 for 29.97 (non-drop)."""
+    if not isinstance(fps, int | float) or isinstance(fps, bool) or not math.isfinite(fps) or not 0 < fps <= 1000:
+        raise ValueError(f"not a frame rate: {fps!r}")
+    return max(1, round(fps))
+
+
+def frame_timecode(frame: int, fps: float) -> str:
+    """HH:MM:SS:FF of a frame counted from 0, at the video's rate (non-drop: 29.97 counts as 30)."""
+    if not isinstance(frame, int) or isinstance(frame, bool) or frame < 0:
+        raise ValueError(f"not a frame number: {frame!r}")
+    rate = nominal_rate(fps)
+    seconds, frames = divmod(frame, rate)
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours:02d}:{minutes:02d}:{seconds:02d}:{frames:02d}"
+
+
+def frame_at(seconds: float, fps: float) -> int:
+    """The frame a player shows at `seconds`: the last one starting at or before it. A hair's
+    tolerance, so a time stored to the hundredth from a frame's start still names that frame."""
+    if not is_timecode(seconds):
+        raise ValueError(f"not a time in seconds: {seconds!r}")
+    nominal_rate(fps)  # checks it
+    return math.floor(seconds * fps + 1e-6)
+
+
+def frame_start(frame: int, fps: float) -> float:
+    """Seconds at which `frame` starts showing."""
+    nominal_rate(fps)
+    return frame / fps

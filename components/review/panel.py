@@ -48,6 +48,7 @@ from components.review.state_keys import (
     BATCH_KEY,
     COMPARE_BATCH_KEY,
     FRESH_KEY,
+    HANDOFF_KEY,
     INBOX_KEY,
     LEFT_KEY,
     MEMBER_KEY,
@@ -240,6 +241,12 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
         with report:
             fill_from_service(in_view, client, cache_id, DOCUMENT_WAIT_S)
             render_report_buttons(in_view, journal, now, client=client)
+    handoff = st.expander("🎞️ Hand off to the edit (OTIO, EDL, FCPXML)", key=HANDOFF_KEY, on_change="rerun")
+    if handoff.open:
+        from components.review.handoff_download import render_handoff
+
+        with handoff:
+            render_handoff(in_view, journal, now)
     # A share: the results picked for comparison, else the newest version of each shot shown.
     to_share = chosen or [shot.newest.task_id for shot in shown]
     share = st.expander(f"🔗 Share with a guest ({len(to_share)} version(s))", key=SHARE_KEY, on_change="rerun")

@@ -76,6 +76,10 @@ EARLIER_KEY = "reel.earlier"
 # report_download.py
 REPORT_DOWNLOAD_KEY = "review.report"  # the report's buttons start with it
 
+# handoff_download.py
+HANDOFF_KEY = "review.handoff_open"
+HANDOFF_FORMAT_KEY = "review.handoff_format"  # the download button's key starts with it
+
 # dashboard/views/review.py: a name for a key nobody named, asked where stars and comments are signed
 NAME_KEY = "review.your_name"
 PER_ROW_KEY = "review.per_row"  # cards per row (1 to 3)

@@ -9,7 +9,7 @@
     dailies config     the effective settings (environment, .env, defaults; secrets masked): dailies/config.py
     dailies up         run the service and the dashboard together
     dailies dashboard  run the dashboard against ARK_BASE_URL / ARK_API_KEY (--team: shared, no default key)
-    dailies report | share | reel                              the review's outputs, from the dashboard's journal
+    dailies report | share | reel | export                     the review's outputs, from the dashboard's journal
     dailies create | list | get | request | cancel | wait | download   use any service from the shell
 
 One module per group of commands, each with a `register` that adds its subcommands:
@@ -19,7 +19,7 @@ One module per group of commands, each with a `register` that adds its subcomman
     processes.py  serve, worker, up, dashboard: render slots, the log's format, forwarded headers
     team.py       keys; the database and storage options, and the service database operators' commands open
     money.py      budget, spend, upstream
-    share.py, reel.py, report.py
+    share.py, reel.py, report.py, export.py (the cut for the editor: OTIO, EDL, FCPXML)
 
 Importing this package imports none of them; `build_parser` does, and each imports the service,
 SQLAlchemy, Streamlit or PyAV only inside the command that needs it, so that the parser builds on the
@@ -40,7 +40,7 @@ DEFAULT_DATA_DIR = Path(os.environ.get("DAILIES_DATA_DIR", ".dailies"))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import config, money, processes, reel, report, share, tasks, team
+    from . import config, export, money, processes, reel, report, share, tasks, team
 
     parser = argparse.ArgumentParser(prog="dailies", description="Compose, run and review AI video generations.",
                                      epilog=tasks.EXIT_STATUSES,
@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.register(sub, DEFAULT_DATA_DIR)
     share.register(sub, DEFAULT_DATA_DIR)
     reel.register(sub, DEFAULT_DATA_DIR)
+    export.register(sub, DEFAULT_DATA_DIR)
     money.register_upstream(sub, DEFAULT_DATA_DIR)
     team.register_keys(sub, DEFAULT_DATA_DIR)
     processes.register_dashboard(sub, DEFAULT_DATA_DIR)

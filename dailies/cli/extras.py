@@ -17,7 +17,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "service": ("fastapi", "uvicorn", "sqlalchemy", "alembic", "av", "numpy", "PIL", "prometheus_client",
                 "pydantic_settings"),
     "dashboard": ("streamlit", "pandas", "altair", "fpdf", "sqlalchemy", "alembic", "av", "numpy", "PIL",
-                  "pydantic_settings"),
+                  "pydantic_settings", "opentimelineio"),
     "team": ("psycopg", "boto3", "botocore", "cryptography", "authlib"),
 }
 
@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "report": ("dashboard",),
     "share": ("dashboard",),
     "reel": ("dashboard",),
+    "export": ("dashboard",),
 }
 
 

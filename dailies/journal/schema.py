@@ -84,6 +84,8 @@ def _define(prefix: str, postgres: bool) -> tuple[MetaData, dict[str, Table], Se
         "comments": table("comments", ("scope", "id"), required("id"), required("task_id"), Column("parent_id", String),
                           required("author"), required("body", Text), Column("timecode", Double),
                           required("created_at", Double), Column("resolved_at", Double), Column("resolved_by", String),
+                          # Revision 0002: the frame (and a range's last), and a drawing on it.
+                          Column("frame", Integer), Column("out_frame", Integer), Column("drawing", Text),
                           indexes=[("task", "task_id")]),
         "authors": table("authors", ("scope", "task_id"), required("task_id"), required("author"),
                          required("at", Double)),

@@ -16,7 +16,7 @@ PACKAGE = ROOT / "dailies"
 # A room is a top-level module or package of `dailies`, or a room of `dailies.service`.
 LAYERS: list[set[str]] = [
     {"spec"},
-    {"dailies", "api_keys", "netguard", "retry_after", "timecodes", "log_format", "webhooks", "reel_options"},
+    {"dailies", "api_keys", "netguard", "retry_after", "timecodes", "log_format", "webhooks", "reel_options", "handoff_formats"},
     {"client"},
     {"config"},
     {"generator"},
@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"service.node"},
     {"service.api"},
     {"journal"},
-    {"reel", "review_report", "launcher", "streamlit_logs"},
+    {"reel", "review_report", "launcher", "streamlit_logs", "edit_handoff"},
     {"cli"},
     {"__main__"},
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 import time
 from pathlib import Path
@@ -670,3 +671,31 @@ def test_a_card_shows_its_status_once_and_cards_come_two_a_row(env, results):
     assert at.selectbox(key=f"review.status.{results[0]}").value == "pending"
     assert not any("Pending review]" in m.value for m in at.markdown)
     assert review_panel.CARDS_PER_ROW == 2
+
+
+def test_the_approved_kept_versions_shown_are_handed_off_to_the_edit(env, results):
+    with Client(base_url=SERVICE_URL[0], api_key=os.environ["ARK_API_KEY"]) as client:
+        keep_result(client, env, client.tasks.get(results[2]))
+    bo = member(env, "Bo")
+    bo.set_status(results[2], "approved")
+    bo.set_status(results[1], "approved")  # approved but not kept: named as left out
+    bo.add_comment(results[2], "the light pops", timecode=1.0, frame=24,
+                   drawing=[{"kind": "ellipse", "x1": 0.2, "y1": 0.2, "x2": 0.4, "y2": 0.4}])
+    at = open_review()
+    assert not [b for b in at.get("download_button") if "cut" in b.proto.label]  # closed: nothing built
+    at.session_state[review_panel.HANDOFF_KEY] = True  # as opening the expander does
+    at.run()
+    assert not at.exception
+    [download] = [b for b in at.get("download_button") if "cut" in b.proto.label]
+    assert download.proto.label == "Download the cut (1 approved shot)"
+    left = " ".join(c.value for c in at.caption if c.value.startswith("Left out"))
+    assert f"{results[1]}: no kept copy" in left and results[0] not in left  # the pending one is not listed
+    # What the button hands over: the kept copy as the clip, the comment on its frame, drawn (red).
+    from components.review.handoff_download import handed_off
+    from components.review.results import Result
+
+    with Client(base_url=SERVICE_URL[0], api_key=os.environ["ARK_API_KEY"]) as client:
+        shown = [Result(t, client.tasks.get(t), kept=env.kept(t)) for t in results]  # where keep_result put it
+    text, clips, _ = handed_off(shown, bo, "edl", time.time())
+    assert clips == 1 and "* LOC: 00:00:01:00 RED     BO: THE LIGHT POPS" in text.upper()
+    assert str(env.kept(results[2])["video.mp4"].path) in text

@@ -9,7 +9,8 @@ import av
 import numpy as np
 import pytest
 
-from dailies.reel import ReelShot, make_reel, parse_size, slate_lines, timecode
+from dailies.reel import ReelShot, make_reel, parse_size, slate_lines
+from dailies.timecodes import frame_timecode
 
 from .clips import make_clip
 
@@ -120,7 +121,7 @@ def test_helpers():
     assert parse_size("1280x720") == (1280, 720)
     with pytest.raises(ValueError):
         parse_size("1281x720")
-    assert timecode(24 * 3661 + 5, 24) == "01:01:01:05"
+    assert frame_timecode(24 * 3661 + 5, 24) == "01:01:01:05"
     lines = slate_lines("v3", "Approved", "word " * 100, 0)
     assert lines[:2] == ["Version v3", "Status: Approved"] and lines[-1].endswith("…") and len(lines[-1]) <= 160
 

@@ -5,6 +5,7 @@ and verdicts of the previous release adopted into the project's scope."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -83,6 +84,36 @@ def test_comments_and_statuses_refuse_what_is_not_one(journal):
         ana.set_status("cgt-1", "maybe")
     with pytest.raises(ValueError, match="stars"):
         ana.rate("cgt-1", 6)
+
+
+def test_a_comment_keeps_its_frame_its_range_and_its_drawing_for_every_member(journal):
+    ana, bo = project_view(journal, "studio", "Ana"), project_view(journal, "studio", "Bo")
+    drawing = [{"kind": "arrow", "x1": 0.9, "y1": 0.9, "x2": 0.5, "y2": 0.5},
+               {"kind": "text", "x": 0.5, "y": 0.45, "text": "this hand", "colour": "#ffcc00"}]
+    made = ana.add_comment("cgt-1", "the hand flickers", timecode=1.04, frame=25, out_frame=31, drawing=drawing)
+    drawn_only = ana.add_comment("cgt-1", "", timecode=2.0, frame=48, drawing=json.dumps(drawing[:1]))
+    seen = {c.id: c for c in bo.comments(["cgt-1"])["cgt-1"]}
+    assert (seen[made.id].frame, seen[made.id].out_frame) == (25, 31)
+    assert [s.kind for s in seen[made.id].drawing] == ["arrow", "text"] and seen[made.id].drawing[1].text == "this hand"
+    assert seen[drawn_only.id].body == "" and seen[drawn_only.id].drawing[0].kind == "arrow"
+    # Resolving keeps all of it.
+    resolved = bo.set_resolved(made.id, True)
+    assert (resolved.frame, resolved.out_frame, resolved.drawing) == (25, 31, seen[made.id].drawing)
+    assert {c.id: c for c in ana.comments(["cgt-1"])["cgt-1"]}[made.id].drawing == seen[made.id].drawing
+
+
+@pytest.mark.parametrize(("fields", "says"), [
+    ({"frame": -1}, "frame: a frame number"), ({"frame": 2.5}, "frame: a frame number"),
+    ({"frame": True}, "frame: a frame number"), ({"out_frame": 3}, "needs its first frame"),
+    ({"frame": 10, "out_frame": 9}, "out_frame: the range's last frame"),
+    ({"drawing": [{"kind": "pen", "points": [[2, 0]]}]}, r"drawing\[0\]\.points\[0\]\[0\]"),
+    ({"drawing": "not json"}, "a drawing is a JSON list"),
+])
+def test_a_frame_or_a_drawing_that_is_not_one_is_refused_and_nothing_is_written(journal, fields, says):
+    ana = project_view(journal, "studio", "Ana")
+    with pytest.raises(ValueError, match=says):
+        ana.add_comment("cgt-1", "x", **fields)
+    assert ana.comments(["cgt-1"]) == {}
 
 
 DAY = 24 * 3600.0  # the latest timecode (dailies.timecodes.MAX_SECONDS): beyond any clip or reel

@@ -75,7 +75,10 @@ def test_a_journal_made_before_migrations_is_adopted_in_place(backend, tmp_path)
         assert not any(s.startswith(f"CREATE TABLE {p}records") for s in ran)  # what it had is kept
         assert {i["name"] for i in inspect(engine).get_indexes(f"{p}statuses")} == {f"ix_{p}statuses_task"}
         with engine.connect() as conn:
-            assert conn.execute(text(f"SELECT version_num FROM {JOURNAL.version_table}")).scalars().all() == ["0001"]
+            # Stamped at the first revision, then upgraded to the head (0002 adds the comments' frames).
+            assert conn.execute(text(f"SELECT version_num FROM {JOURNAL.version_table}")).scalars().all() == [
+                migrate.head(JOURNAL)]
+        assert {"frame", "out_frame", "drawing"} <= {c["name"] for c in inspect(engine).get_columns(f"{p}comments")}
         journal = open_journal(backend, tmp_path)
         try:
             assert journal.scoped(Scope.of(BASE, KEY_A)).record(TASK) == {"id": TASK}

@@ -29,7 +29,21 @@ def said(comment: Comment, depth: int, tz: tzinfo) -> None:
 
 
 def timecode_button(comment: Comment, key: str, on_click: Callable[..., None], args: tuple) -> None:
-    """The comment's timecode as a button that plays the version from there (none without one)."""
+    """The comment's timecode as a button that shows the version there, on its frame when it has one
+    (none without a timecode)."""
     if is_timecode(comment.timecode):  # none, or a stored one no video has (read as none by the journal)
+        where = "its frame" if comment.frame is not None else "here"
         st.button(format_timecode(comment.timecode), key=key, type="secondary", icon=":material/play_arrow:",
-                  on_click=on_click, args=args, help="Play from here", width="content")
+                  on_click=on_click, args=args, help=f"Show {where}", width="content")
+
+
+def seek_request(comment: Comment) -> tuple[float | None, int | None]:
+    """Where a click on the comment's timecode sends the player: its time, and its frame when it has one."""
+    return comment.timecode, comment.frame
+
+
+def player_seek(value: object) -> dict[str, float | int | None]:
+    """The timecode_player arguments of a seek handed over in the session (`seek_request`'s pair, or
+    seconds alone as before frames)."""
+    seconds, frame = value if isinstance(value, tuple) else (value, None)
+    return {"seek_to": seconds, "seek_frame": frame}

@@ -95,6 +95,12 @@ def aspect(record: TaskRecord | None) -> float | None:
     return width / height
 
 
+def fps(record: TaskRecord | None) -> float:
+    """The video's frame rate as its record says it; Seedance's 24 where it does not."""
+    rate = record.framespersecond if record is not None else None
+    return float(rate) if rate else 24.0
+
+
 def fit_width(record: TaskRecord | None, height: int | None) -> int | str:
     """The player width that keeps a portrait or square video at most `height` pixels tall, so a grid of
     mixed ratios stays level; landscape (and unknown) ratios fill the column."""

@@ -31,7 +31,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit import runtime
 
-from dailies.timecodes import format_timecode
+from dailies.timecodes import format_timecode, is_frame
 
 __all__ = ["PlayerState", "format_timecode", "playable_url", "timecode_player"]
 
@@ -42,12 +42,20 @@ class PlayerState:
 
     comment_at: float | None  # seconds on the video when "Comment at" was pressed, on that run only
     position: float | None  # seconds where the video was last paused or sought to; None until then
+    comment_frame: int | None = None  # the frame shown when "Comment at" was pressed (decoded, not computed)
 
 
 _HTML = """
-<div class="tp">
+<div class="tp" tabindex="0" title="← → a frame, space play / pause, J back a second, K pause, L play (again: faster)">
   <video class="tp-video" controls preload="auto" playsinline></video>
   <div class="tp-bar">
+    <button type="button" class="tp-step" data-step="-1" title="Previous frame (←)">◀</button>
+    <span class="tp-tc" title="The frame shown: hours, minutes, seconds, frames">00:00:00:00</span>
+    <button type="button" class="tp-step" data-step="1" title="Next frame (→)">▶</button>
+    <select class="tp-speed" title="Speed">
+      <option value="0.25">0.25×</option><option value="0.5">0.5×</option><option value="1" selected>1×</option>
+      <option value="1.5">1.5×</option><option value="2">2×</option>
+    </select>
     <button type="button" class="tp-comment" title="Comment on the frame shown">Comment at 00:00.00</button>
   </div>
 </div>
@@ -74,6 +82,14 @@ _CSS = """
               border: 1px solid var(--st-border-color); border-radius: var(--st-button-radius);
               padding: 0.125rem 0.75rem; min-height: 2rem; cursor: pointer; }
 .tp-comment:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
+.tp:focus-visible { outline: 2px solid var(--st-primary-color); outline-offset: 2px; }
+.tp-bar { display: flex; align-items: center; gap: 0.375rem; flex-wrap: wrap; }
+.tp-tc { font-variant-numeric: tabular-nums; font-size: var(--st-base-font-size); color: var(--st-text-color);
+         min-width: 6.5em; text-align: center; }
+.tp-step, .tp-speed { font: inherit; font-size: var(--st-base-font-size); color: var(--st-text-color);
+                      background: var(--st-background-color); border: 1px solid var(--st-border-color);
+                      border-radius: var(--st-button-radius); min-height: 2rem; padding: 0 0.5rem; cursor: pointer; }
+.tp-step:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
 .tp-comment:active { background: var(--st-primary-color); color: #fff; }
 """
 
@@ -93,13 +109,40 @@ function fmt(seconds) {
 
 const hundredth = (seconds) => Math.floor(seconds * 100 + 0.5) / 100;
 
+// HH:MM:SS:FF of a frame at the nominal rate, as dailies/timecodes.frame_timecode writes it.
+function frameTimecode(frame, fps) {
+    const rate = Math.max(1, Math.round(fps));
+    const two = (n) => String(n).padStart(2, "0");
+    const seconds = Math.floor(frame / rate);
+    const hours = Math.floor(seconds / 3600), minutes = Math.floor(seconds / 60) % 60;
+    return `${two(hours)}:${two(minutes)}:${two(seconds % 60)}:${two(frame % rate)}`;
+}
+
 function setUp(root) {
     const video = root.querySelector("video");
-    const button = root.querySelector("button");
-    const m = { video, api: null, lastSeek: undefined, sentPosition: null, frame: 0 };
-    const label = () => { button.textContent = `Comment at ${fmt(video.currentTime)}`; };
+    const button = root.querySelector(".tp-comment");
+    const readout = root.querySelector(".tp-tc");
+    const speed = root.querySelector(".tp-speed");
+    const m = { video, api: null, lastSeek: undefined, sentPosition: null, frame: 0, fps: 24, shown: 0 };
+    // The frame on screen: the decoder's own (requestVideoFrameCallback's mediaTime is the presented
+    // frame's timestamp), else the one the time falls in.
+    const frameOfTime = () => Math.floor(video.currentTime * m.fps + 1e-6);
+    const label = () => {
+        button.textContent = `Comment at ${fmt(video.currentTime)}`;
+        readout.textContent = frameTimecode(m.shown, m.fps);
+        root.dataset.frame = String(m.shown);
+    };
+    if ("requestVideoFrameCallback" in video) {
+        const presented = (_now, meta) => {
+            m.shown = Math.round(meta.mediaTime * m.fps);
+            label();
+            video.requestVideoFrameCallback(presented);
+        };
+        video.requestVideoFrameCallback(presented);
+    }
+    const fallback = () => { if (!("requestVideoFrameCallback" in video)) m.shown = frameOfTime(); label(); };
     // While playing, the label follows every painted frame (timeupdate fires only ~4 times a second).
-    const follow = () => { label(); m.frame = video.paused ? 0 : requestAnimationFrame(follow); };
+    const follow = () => { fallback(); m.frame = video.paused ? 0 : requestAnimationFrame(follow); };
     const report = () => {
         const position = hundredth(video.currentTime);
         if (position === m.sentPosition) return;  // a rerun only for news
@@ -107,19 +150,53 @@ function setUp(root) {
         m.api.setStateValue("position", position);
     };
     video.addEventListener("play", () => { cancelAnimationFrame(m.frame); m.frame = requestAnimationFrame(follow); });
-    for (const name of ["timeupdate", "seeking", "loadedmetadata", "emptied"]) video.addEventListener(name, label);
+    for (const name of ["timeupdate", "seeking", "loadedmetadata", "emptied"]) video.addEventListener(name, fallback);
     video.addEventListener("loadedmetadata", () => {  // its own shape, where its height is not fixed
         if (video.videoWidth && video.videoHeight) {
             video.style.aspectRatio = `${video.videoWidth} / ${video.videoHeight}`;
             root.style.setProperty("--tp-aspect", String(video.videoWidth / video.videoHeight));
         }
     });
-    video.addEventListener("pause", () => { label(); report(); });
-    video.addEventListener("seeked", () => { label(); report(); });
-    // The time sent is the one on the label, so the comment shows what the reviewer clicked.
-    button.addEventListener("click", () => m.api.setTriggerValue("comment", hundredth(video.currentTime)));
+    video.addEventListener("pause", () => { fallback(); report(); });
+    video.addEventListener("seeked", () => { fallback(); report(); });
+    video.addEventListener("ratechange", () => { speed.value = String(video.playbackRate); });
+    // The time sent is the one on the label, so the comment shows what the reviewer clicked; the frame
+    // is the one on screen.
+    button.addEventListener("click", () => m.api.setTriggerValue("comment",
+        { seconds: hundredth(video.currentTime), frame: m.shown }));
+    m.step = (by) => {
+        video.pause();
+        const last = video.duration ? Math.max(0, Math.ceil(video.duration * m.fps) - 1) : Infinity;
+        seekFrame(video, Math.min(last, Math.max(0, m.shown + by)), m.fps);
+    };
+    for (const stepper of root.querySelectorAll(".tp-step")) {
+        stepper.addEventListener("click", () => m.step(Number(stepper.dataset.step)));
+    }
+    speed.addEventListener("change", () => { video.playbackRate = Number(speed.value); });
+    root.addEventListener("keydown", (event) => {
+        if (event.target !== root && event.target !== video) return;  // a select's own keys stay its own
+        const key = event.key.toLowerCase();
+        if (key === "arrowleft" || key === "arrowright") m.step(key === "arrowleft" ? -1 : 1);
+        else if (key === " ") { if (video.paused) video.play(); else video.pause(); }
+        else if (key === "k") video.pause();
+        else if (key === "l") {
+            if (video.paused) { video.playbackRate = 1; video.play(); }
+            else video.playbackRate = Math.min(2, video.playbackRate * 2);
+        } else if (key === "j") { video.pause(); video.currentTime = Math.max(0, video.currentTime - 1); }
+        else return;
+        event.preventDefault();
+        event.stopPropagation();
+    });
     m.cleanup = () => cancelAnimationFrame(m.frame);
     return m;
+}
+
+// A frame is sought to its middle: the player then shows that frame whatever the rounding of its
+// timestamps, where its start could show the one before.
+function seekFrame(video, frame, fps) {
+    const target = (frame + 0.5) / fps;
+    if (video.readyState >= 1) video.currentTime = target;
+    else video.addEventListener("loadedmetadata", () => { video.currentTime = target; }, { once: true });
 }
 
 // A timecode is kept to the hundredth, so it may lie up to half a hundredth before the frame it was
@@ -155,11 +232,15 @@ export default function (component) {
     // Until the video says its own shape, the one Python expects (the record's ratio), else 16:9.
     if (!video.videoWidth) root.style.setProperty("--tp-aspect", String(data.aspect || 16 / 9));
     if (video.getAttribute("src") !== data.url) video.setAttribute("src", data.url);
-    // Seek only when Python sends a new value: the same value on later runs is not a new request.
-    const target = data.seek_to ?? null;
-    if (target !== m.lastSeek) {
-        m.lastSeek = target;
-        if (target !== null) seek(video, target);
+    m.fps = data.fps || 24;
+    // Seek only when Python sends a new value: the same value on later runs is not a new request. A
+    // frame, when given, is where to go; the time is for a comment made before frames were kept.
+    const frame = data.seek_frame ?? null, target = data.seek_to ?? null;
+    const asked = frame !== null ? `f${frame}` : target;
+    if (asked !== m.lastSeek) {
+        m.lastSeek = asked;
+        if (frame !== null) { video.pause(); seekFrame(video, frame, m.fps); }
+        else if (target !== null) seek(video, target);
     }
     return m.cleanup;
 }
@@ -187,7 +268,8 @@ def playable_url(media: str | Path, coordinates: str) -> str:
 
 
 def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, height: int | None = None,
-                    max_height: str | None = None, aspect: float | None = None) -> PlayerState:
+                    max_height: str | None = None, aspect: float | None = None, fps: float | None = None,
+                    seek_frame: int | None = None) -> PlayerState:
     """Draw the player of `url` (see `playable_url`) and its "Comment at mm:ss.cc" button.
 
     `seek_to`: a time in seconds to show, paused. The player goes there when the value differs from
@@ -198,7 +280,9 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
     without `height`: the video takes its own shape (`aspect`, width over height, until it has loaded)
     as wide as the column allows, narrower and centred where it would be taller. `key` identifies the
     player across runs and owns its `position`: give each video its own key (e.g. with the task id) so
-    another video does not start with the last one's position.
+    another video does not start with the last one's position. `fps`: the video's frame rate (its
+    record's; 24 when unknown), for the frame readout, stepping and the comment's frame. `seek_frame`:
+    a frame to show, paused (as `seek_to`, which it overrides).
     """
     result = _player(
         key=key,
@@ -208,10 +292,23 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
             "height": height,
             "max_height": max_height,
             "aspect": aspect,
+            "fps": fps,
+            "seek_frame": seek_frame,
         },
         on_position_change=_ignore,
         on_comment_change=_ignore,
     )
     comment, position = result.get("comment"), result.get("position")
-    return PlayerState(comment_at=None if comment is None else float(comment),
-                       position=None if position is None else float(position))
+    return PlayerState(comment_at=_comment_seconds(comment), position=None if position is None else float(position),
+                       comment_frame=_comment_frame(comment))
+
+
+def _comment_seconds(comment: object) -> float | None:
+    """The seconds of a "Comment at" press: {"seconds", "frame"} from this player, a number from before."""
+    value = comment.get("seconds") if isinstance(comment, dict) else comment
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _comment_frame(comment: object) -> int | None:
+    frame = comment.get("frame") if isinstance(comment, dict) else None
+    return frame if is_frame(frame) else None

@@ -11,6 +11,7 @@ PASSPHRASE_FORM_KEY = "guest.passphrase_form"
 PASSPHRASE_KEY = "guest.passphrase"
 # Per task: the timecode the next comment is pinned to, and the position the player is asked to go to.
 PINNED_KEY = "guest.comment_at.{}"
+PINNED_FRAME_KEY = "guest.comment_frame.{}"
 SEEK_KEY = "guest.seek.{}"
 COMMENT_KEY = "guest.comment.{}"
 ERROR_KEY = "guest.error.{}"

@@ -13,6 +13,7 @@ from datetime import tzinfo
 import streamlit as st
 
 from components.common import charges, pages, player
+from components.common.comments import player_seek
 from components.common.markdown_text import markdown_text
 from components.common.records import format_time, length_text, model_as_written
 from components.common.stored_requests import stored_requests
@@ -28,6 +29,7 @@ from components.review.state_keys import (
     OPEN_KEY,
     PAGE_FOLLOWS_KEY,
     PAGE_RUN_KEY,
+    PINNED_FRAME_KEY,
     PINNED_KEY,
     PLAYER_KEY,
     SEEK_KEY,
@@ -144,14 +146,16 @@ def version_player(result: Result, now: float, height: int | None, max_height: s
         st.info(choice.reason, icon="🎞️")
         return
     # Handed over once: the player goes there, and a later click on the same timecode goes there again.
-    seek_to = st.session_state.pop(SEEK_KEY.format(result.task_id), None)
-    state = timecode_player(choice.media, key=PLAYER_KEY.format(result.task_id), seek_to=seek_to, height=height,
-                            max_height=max_height, aspect=player.aspect(result.record))
+    seek = player_seek(st.session_state.pop(SEEK_KEY.format(result.task_id), None))
+    state = timecode_player(choice.media, key=PLAYER_KEY.format(result.task_id), height=height,
+                            max_height=max_height, aspect=player.aspect(result.record), fps=player.fps(result.record),
+                            **seek)
     if choice.source == "kept":
         st.caption("💾 " + choice.reason)
     if state.comment_at is not None:
         # Straight to writing: the comment is pinned there and its box opens (drawn later in this run).
         st.session_state[PINNED_KEY.format(result.task_id)] = state.comment_at
+        st.session_state[PINNED_FRAME_KEY.format(result.task_id)] = state.comment_frame
         review_comments.open_form(result.task_id)
 
 

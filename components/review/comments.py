@@ -11,13 +11,14 @@ from datetime import tzinfo
 
 import streamlit as st
 
-from components.common.comments import said, timecode_button
+from components.common.comments import said, seek_request, timecode_button
 from components.common.timecode_player import format_timecode
 from components.review.state_keys import (
     COMMENT_KEY,
     COMMENT_OPEN_KEY,
     COMMENT_PROBLEM_KEY,
     NO_REPLY_KEY,
+    PINNED_FRAME_KEY,
     PINNED_KEY,
     POST_KEY,
     REPLY_KEY,
@@ -54,7 +55,8 @@ def _post(journal: Journal, task_id: str, on_change: Callable[[], None]) -> None
         return
     try:
         journal.add_comment(task_id, body, timecode=st.session_state.pop(PINNED_KEY.format(task_id), None),
-                            parent_id=st.session_state.pop(REPLYING_KEY.format(task_id), None))
+                            parent_id=st.session_state.pop(REPLYING_KEY.format(task_id), None),
+                            frame=st.session_state.pop(PINNED_FRAME_KEY.format(task_id), None))
     except ValueError as exc:
         st.session_state[COMMENT_PROBLEM_KEY.format(task_id)] = str(exc).capitalize() + "."
         return
@@ -68,8 +70,8 @@ def _resolve(journal: Journal, comment: Comment, on_change: Callable[[], None]) 
     on_change()
 
 
-def _seek(task_id: str, seconds: float) -> None:
-    st.session_state[SEEK_KEY.format(task_id)] = seconds
+def _seek(task_id: str, comment: Comment) -> None:
+    st.session_state[SEEK_KEY.format(task_id)] = seek_request(comment)
 
 
 def _reply(task_id: str, comment_id: str | None) -> None:
@@ -80,6 +82,7 @@ def _reply(task_id: str, comment_id: str | None) -> None:
 
 def _unpin(task_id: str) -> None:
     st.session_state.pop(PINNED_KEY.format(task_id), None)
+    st.session_state.pop(PINNED_FRAME_KEY.format(task_id), None)
 
 
 def render(journal: Journal, task_id: str, comments: list[Comment], tz: tzinfo,
@@ -94,7 +97,7 @@ def render(journal: Journal, task_id: str, comments: list[Comment], tz: tzinfo,
                 with st.container(width="stretch"):  # the text takes the row; its buttons line up on the right
                     said(comment, depth, tz)
                 with st.container(horizontal=True, gap="xsmall", vertical_alignment="center", width="content"):
-                    timecode_button(comment, TIMECODE_KEY.format(comment.id), _seek, (task_id, comment.timecode))
+                    timecode_button(comment, TIMECODE_KEY.format(comment.id), _seek, (task_id, comment))
                     st.button("Reply", key=REPLY_KEY.format(comment.id), type="tertiary", width="content",
                               on_click=_reply, args=(task_id, comment.id))
                     st.button("Reopen" if comment.resolved else "Resolve", key=RESOLVE_KEY.format(comment.id),

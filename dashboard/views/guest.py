@@ -23,7 +23,7 @@ from pathlib import Path
 import streamlit as st
 
 from components.common import connection, shares
-from components.common.comments import said, timecode_button
+from components.common.comments import player_seek, said, seek_request, timecode_button
 from components.common.markdown_text import markdown_text
 from components.common.timecode_player import format_timecode, timecode_player
 from components.guest.state_keys import (
@@ -32,6 +32,7 @@ from components.guest.state_keys import (
     NAME_KEY,
     PASSPHRASE_FORM_KEY,
     PASSPHRASE_KEY,
+    PINNED_FRAME_KEY,
     PINNED_KEY,
     PLAYER_KEY,
     POST_KEY,
@@ -43,8 +44,8 @@ from components.guest.state_keys import (
     UNLOCKED_KEY,
     UNPIN_KEY,
 )
-from dailies.journal import STATUS_LABELS, STATUSES, ShareRefused, thread
-from dailies.journal.shares import MAX_ATTEMPTS, ShareState
+from dailies.journal import STATUS_LABELS, STATUSES, Comment, ShareRefused, thread
+from dailies.journal.shares import GUEST_AUTHOR, MAX_ATTEMPTS, ShareState
 from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
 
 REFUSALS = {
@@ -105,20 +106,22 @@ def _post(task_id: str) -> None:
         return
     body = st.session_state.get(COMMENT_KEY.format(task_id), "")
     try:
-        guest.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)))
+        guest.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)),
+                          frame=st.session_state.get(PINNED_FRAME_KEY.format(task_id)))
     except (ValueError, PermissionError) as exc:
         st.session_state[ERROR_KEY.format(task_id)] = str(exc)
         return
-    st.session_state.pop(PINNED_KEY.format(task_id), None)
+    _unpin(task_id)
     st.session_state[COMMENT_KEY.format(task_id)] = ""
 
 
-def _seek(task_id: str, seconds: float) -> None:
-    st.session_state[SEEK_KEY.format(task_id)] = seconds
+def _seek(task_id: str, comment: Comment) -> None:
+    st.session_state[SEEK_KEY.format(task_id)] = seek_request(comment)
 
 
 def _unpin(task_id: str) -> None:
     st.session_state.pop(PINNED_KEY.format(task_id), None)
+    st.session_state.pop(PINNED_FRAME_KEY.format(task_id), None)
 
 
 def _set_status(task_id: str) -> None:
@@ -170,6 +173,13 @@ def _prune(folder: Path) -> None:
             pass
 
 
+def _frame_rate(journal, share, task_id: str) -> float:
+    """The shared version's frames per second, as the record saved in its scope says; else 24."""
+    record = journal.scoped(share.scope_of(GUEST_AUTHOR)).record(task_id) or {}
+    rate = record.get("framespersecond")
+    return float(rate) if isinstance(rate, int | float) and not isinstance(rate, bool) and rate > 0 else 24.0
+
+
 def _version(journal, share, task_id: str, number: int) -> None:
     guest = journal.guest_view(share, st.session_state.get(NAME_KEY, ""))
     kept = guest.kept(task_id)
@@ -182,10 +192,12 @@ def _version(journal, share, task_id: str, number: int) -> None:
                 st.warning("The copy of this video is no longer kept.")
             elif share.allow_comments:
                 # Handed over once, so a later click on the same timecode goes there again.
-                seek_to = st.session_state.pop(SEEK_KEY.format(task_id), None)
-                state = timecode_player(video, key=PLAYER_KEY.format(task_id), seek_to=seek_to)
+                seek = player_seek(st.session_state.pop(SEEK_KEY.format(task_id), None))
+                state = timecode_player(video, key=PLAYER_KEY.format(task_id), fps=_frame_rate(journal, share, task_id),
+                                        **seek)
                 if state.comment_at is not None:
                     st.session_state[PINNED_KEY.format(task_id)] = state.comment_at
+                    st.session_state[PINNED_FRAME_KEY.format(task_id)] = state.comment_frame
             else:  # nothing to pin a comment to: the plain player, without a "Comment at" button
                 st.video(video)
             frame = _local_copy(kept.get(LAST_FRAME_NAME))
@@ -223,7 +235,7 @@ def _thread(guest, task_id: str) -> None:
     st.markdown(f"**Comments** ({len(comments)})")
     for comment, depth in thread(comments):
         said(comment, depth, UTC)
-        timecode_button(comment, TIMECODE_KEY.format(comment.id), _seek, (task_id, comment.timecode))
+        timecode_button(comment, TIMECODE_KEY.format(comment.id), _seek, (task_id, comment))
     named = bool(st.session_state.get(NAME_KEY, "").strip())
     pinned = st.session_state.get(PINNED_KEY.format(task_id))
     at = f" (at {format_timecode(pinned)})" if pinned is not None else ""

@@ -16,7 +16,8 @@ PACKAGE = ROOT / "dailies"
 # A room is a top-level module or package of `dailies`, or a room of `dailies.service`.
 LAYERS: list[set[str]] = [
     {"spec"},
-    {"dailies", "api_keys", "netguard", "retry_after", "timecodes", "log_format", "webhooks", "reel_options", "handoff_formats"},
+    {"dailies", "api_keys", "netguard", "retry_after", "timecodes", "log_format", "webhooks", "reel_options",
+     "handoff_formats"},
     {"client"},
     {"config"},
     {"generator"},

@@ -48,13 +48,17 @@ if st.button("Seek to 1.5"):
     st.session_state.seek = 1.5
 if st.button("Seek to 0.04"):  # the second frame of a 24 fps clip (0.0417 s), as its comment keeps it
     st.session_state.seek = 0.04
+if st.button("Seek to frame 37"):  # a comment kept with its frame
+    st.session_state.seek_frame = 37
 left, right = st.columns(2)
 with left:
     st.subheader("Timecode player")
     state = timecode_player(clips / "take-a.mp4", key="player", seek_to=st.session_state.get("seek"),
-                            height=None if fit else 220, max_height=fit)
+                            height=None if fit else 220, max_height=fit, fps=24,
+                            seek_frame=st.session_state.get("seek_frame"))
     if state.comment_at is not None:
         st.write(f"comment at {state.comment_at:.2f}")
+        st.write(f"comment on frame {state.comment_frame}")
     st.caption(f"position {state.position}")
 with right:
     st.subheader("Synchronised comparison")
@@ -168,6 +172,68 @@ def test_timecode_player_comments_and_seeks(page, app_url):
                   column: root.width }}; }}""")
     assert abs(fitted["height"] - 150) < 1 and fitted["column"] > fitted["width"] + 100, fitted
     assert abs(fitted["width"] / fitted["height"] - WIDTH / HEIGHT) < 0.01 and abs(fitted["off_centre"]) < 1, fitted
+
+
+# The frame the player shows, read from its picture: the white bar's left edge moves
+# (WIDTH - 16) / (FPS * SECONDS - 1) px a frame.
+DECODED_FRAME = f"""() => {{ {SHADOW} const v = q('.tp video')[0];
+    const c = document.createElement('canvas'); c.width = v.videoWidth; c.height = v.videoHeight;
+    const g = c.getContext('2d'); g.drawImage(v, 0, 0);
+    const row = g.getImageData(0, c.height >> 1, c.width, 1).data;
+    const white = (x) => row[4 * x] > 200 && row[4 * x + 1] > 200 && row[4 * x + 2] > 200;
+    for (let x = 0; x < c.width; x++) if (white(x)) return Math.round(x / ((c.width - 16) / {FPS * SECONDS - 1}));
+    return -1; }}"""
+STILL = f"""() => {{ {SHADOW} const v = q('.tp video')[0]; return v.paused && !v.seeking && v.readyState >= 2; }}"""
+
+
+def shown(page) -> tuple[int, str]:
+    """The frame the picture shows and the player's timecode readout, once the video is still."""
+    page.wait_for_function(STILL)
+    page.wait_for_function(f"""() => {{ {SHADOW} const root = q('.tp')[0];
+        return root.dataset.frame !== undefined; }}""")
+    return page.evaluate(DECODED_FRAME), page.evaluate(f"() => {{ {SHADOW} return q('.tp-tc')[0].textContent; }}")
+
+
+def test_the_frame_player_lands_steps_and_comments_on_decoded_frames(page, app_url):
+    from playwright.sync_api import expect
+
+    from dailies.timecodes import frame_timecode
+
+    open_app(page, app_url)
+    # A comment's frame from Python: the picture shows that frame, and the readout names it.
+    page.get_by_role("button", name="Seek to frame 37").click()
+    page.wait_for_function(f"() => {{ {SHADOW} return q('.tp')[0].dataset.frame === '37'; }}")
+    assert shown(page) == (37, frame_timecode(37, FPS)) == (37, "00:00:01:13")
+    # Stepping: → and ◀/▶ land on consecutive decoded frames, and the readout follows the picture.
+    page.locator(".tp").first.focus()
+    seen = []
+    for key in ("ArrowRight", "ArrowRight", "ArrowLeft"):
+        before = page.evaluate(f"() => {{ {SHADOW} return q('.tp')[0].dataset.frame; }}")
+        page.keyboard.press(key)
+        page.wait_for_function(f"(b) => {{ {SHADOW} return q('.tp')[0].dataset.frame !== b; }}", arg=before)
+        seen.append(shown(page))
+    assert seen == [(38, "00:00:01:14"), (39, "00:00:01:15"), (38, "00:00:01:14")], seen
+    for expected in (37, 36, 35):
+        page.locator(".tp-step[data-step='-1']").click()
+        page.wait_for_function(f"() => {{ {SHADOW} return q('.tp')[0].dataset.frame === '{expected}'; }}")
+        assert shown(page) == (expected, frame_timecode(expected, FPS))
+    # "Comment at" sends the frame on screen with the time.
+    page.locator(".tp-comment").click()
+    expect(page.get_by_text("comment on frame 35", exact=True)).to_be_visible()
+    # Space plays and pauses, L plays, K pauses; the speed box sets the rate.
+    page.locator(".tp").first.focus()
+    page.evaluate(f"() => {{ {SHADOW} q('.tp video')[0].muted = true; }}")
+    page.keyboard.press("l")
+    page.wait_for_function(f"() => {{ {SHADOW} return !q('.tp video')[0].paused; }}")
+    page.keyboard.press("k")
+    page.wait_for_function(STILL)
+    page.keyboard.press(" ")
+    page.wait_for_function(f"() => {{ {SHADOW} return !q('.tp video')[0].paused; }}")
+    page.keyboard.press(" ")
+    page.wait_for_function(STILL)
+    page.locator(".tp-speed").select_option("0.5")
+    assert page.evaluate(f"() => {{ {SHADOW} return q('.tp video')[0].playbackRate; }}") == 0.5
+    screenshot(page, "review-players-frames")
 
 
 def test_sync_compare_plays_seeks_and_flips_together(page, app_url):

@@ -391,7 +391,8 @@ def test_comment_at_opens_the_comment_box_pinned_to_that_time(env, results, monk
     def player(url, *, key, **sizing):
         real(url, key=key, **sizing)
         at_time = pressed.pop(key, None)
-        return PlayerState(comment_at=at_time, position=at_time)
+        # The frame on screen comes with the time (48 at 24 fps is 2.0 s).
+        return PlayerState(comment_at=at_time, position=at_time, comment_frame=None if at_time is None else 48)
 
     monkeypatch.setattr(review_card, "timecode_player", player)
     at = open_review()
@@ -401,7 +402,19 @@ def test_comment_at_opens_the_comment_box_pinned_to_that_time(env, results, monk
     at.text_area(key=f"review.comment.{task_id}").input("too dark here")
     at.button(key=f"review.post.{task_id}").click().run()
     assert not at.exception
-    assert [(c.body, c.timecode) for c in Journal(env.path).comments([task_id])[task_id]] == [("too dark here", 2.0)]
+    assert [(c.body, c.timecode, c.frame) for c in Journal(env.path).comments([task_id])[task_id]] == [
+        ("too dark here", 2.0, 48)]
+    # Its timecode button shows that frame: the player is asked for the frame, not only the time.
+    seeks = []
+
+    def seeking(url, *, key, **options):
+        seeks.append((key, options.get("seek_to"), options.get("seek_frame")))
+        return real(url, key=key, **options)
+
+    monkeypatch.setattr(review_card, "timecode_player", seeking)
+    [comment] = Journal(env.path).comments([task_id])[task_id]
+    at.button(key=f"review.tc.{comment.id}").click().run()
+    assert (f"review.player.{task_id}", 2.0, 48) in seeks
     # Posted: the box stays open for another, empty and no longer pinned (the player says where it is now).
     form = comment_form(at, task_id)
     assert form.proto.popover.open and form.text_area[0].value == "" and "(at " not in form.text_area[0].placeholder

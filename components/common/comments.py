@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import tzinfo
+from typing import Any
 
 import streamlit as st
 
@@ -25,7 +26,8 @@ def said(comment: Comment, depth: int, tz: tzinfo) -> None:
     # lines cannot load an image, hide a link or start a bold line that passes for another comment.
     text = markdown_text(comment.body, indent=indent)
     text = f"~~{text}~~" if comment.resolved else text
-    st.markdown(f"{indent}**{markdown_text(comment.author)}** · {when}{resolved}  \n{indent}{text}")
+    drawn = " · ✏️ drawing" if comment.drawing else ""
+    st.markdown(f"{indent}**{markdown_text(comment.author)}** · {when}{resolved}{drawn}  \n{indent}{text}")
 
 
 def timecode_button(comment: Comment, key: str, on_click: Callable[..., None], args: tuple) -> None:
@@ -37,13 +39,15 @@ def timecode_button(comment: Comment, key: str, on_click: Callable[..., None], a
                   on_click=on_click, args=args, help=f"Show {where}", width="content")
 
 
-def seek_request(comment: Comment) -> tuple[float | None, int | None]:
-    """Where a click on the comment's timecode sends the player: its time, and its frame when it has one."""
-    return comment.timecode, comment.frame
+def seek_request(comment: Comment) -> tuple[float | None, int | None, list[dict[str, Any]] | None]:
+    """Where a click on the comment's timecode sends the player: its time, its frame when it has one,
+    and its drawing to show there."""
+    shapes = [shape.model_dump() for shape in comment.drawing] if comment.drawing else None
+    return comment.timecode, comment.frame, shapes
 
 
-def player_seek(value: object) -> dict[str, float | int | None]:
-    """The timecode_player arguments of a seek handed over in the session (`seek_request`'s pair, or
-    seconds alone as before frames)."""
-    seconds, frame = value if isinstance(value, tuple) else (value, None)
-    return {"seek_to": seconds, "seek_frame": frame}
+def player_seek(value: object) -> dict[str, Any]:
+    """The timecode_player arguments of a seek handed over in the session (`seek_request`'s, or seconds
+    alone as before frames)."""
+    seconds, frame, shapes = value if isinstance(value, tuple) else (value, None, None)
+    return {"seek_to": seconds, "seek_frame": frame, "show_drawing": shapes}

@@ -27,10 +27,12 @@ from __future__ import annotations
 import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 from streamlit import runtime
 
+from components.common import frame_ink
 from dailies.timecodes import format_timecode, is_frame
 
 __all__ = ["PlayerState", "format_timecode", "playable_url", "timecode_player"]
@@ -43,11 +45,14 @@ class PlayerState:
     comment_at: float | None  # seconds on the video when "Comment at" was pressed, on that run only
     position: float | None  # seconds where the video was last paused or sought to; None until then
     comment_frame: int | None = None  # the frame shown when "Comment at" was pressed (decoded, not computed)
+    # The shapes drawn on that frame, as the browser sent them (the journal checks them when saving).
+    comment_drawing: list[dict[str, Any]] | None = None
 
 
-_HTML = """
+_HTML_TEMPLATE = """
 <div class="tp" tabindex="0" title="← → a frame, space play / pause, J back a second, K pause, L play (again: faster)">
-  <video class="tp-video" controls preload="auto" playsinline></video>
+  <div class="tp-stage"><video class="tp-video" controls preload="auto" playsinline></video>
+    <canvas class="tp-ink"></canvas></div>
   <div class="tp-bar">
     <button type="button" class="tp-step" data-step="-1" title="Previous frame (←)">◀</button>
     <span class="tp-tc" title="The frame shown: hours, minutes, seconds, frames">00:00:00:00</span>
@@ -56,13 +61,17 @@ _HTML = """
       <option value="0.25">0.25×</option><option value="0.5">0.5×</option><option value="1" selected>1×</option>
       <option value="1.5">1.5×</option><option value="2">2×</option>
     </select>
+    <button type="button" class="tp-draw" aria-pressed="false" title="Draw on this frame">✏️ Draw</button>
     <button type="button" class="tp-comment" title="Comment on the frame shown">Comment at 00:00.00</button>
   </div>
+  INK_TOOLS
 </div>
 """
 
 # The --st-* custom properties are the app's theme, which CCv2 sets on the component's host (they
 # reach into the shadow root because custom properties inherit).
+_HTML = _HTML_TEMPLATE.replace("INK_TOOLS", frame_ink.HTML)
+
 _CSS = """
 .tp { display: flex; flex-direction: column; gap: 0.25rem; font-family: var(--st-font); }
 .tp-video { display: block; width: 100%; height: var(--tp-height, auto); background: #000;
@@ -74,8 +83,8 @@ _CSS = """
 }
 /* Fitted (no height given, a maximum instead): the take's own shape as wide as the column, or narrower
    and centred where that would be taller than the maximum, so there is never a black bar. */
-.tp-fit .tp-video { height: auto; aspect-ratio: var(--tp-aspect); align-self: center;
-                    width: min(100%, calc(var(--tp-max-height) * var(--tp-aspect))); }
+.tp-fit .tp-stage { align-self: center; width: min(100%, calc(var(--tp-max-height) * var(--tp-aspect))); }
+.tp-fit .tp-video { height: auto; aspect-ratio: var(--tp-aspect); width: 100%; }
 /* A player's control bar, no taller than it needs: in a grid of cards the picture is what counts. */
 .tp-comment { font: inherit; font-size: var(--st-base-font-size); font-variant-numeric: tabular-nums;
               color: var(--st-text-color); background: var(--st-background-color);
@@ -90,6 +99,7 @@ _CSS = """
                       background: var(--st-background-color); border: 1px solid var(--st-border-color);
                       border-radius: var(--st-button-radius); min-height: 2rem; padding: 0 0.5rem; cursor: pointer; }
 .tp-step:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
+""" + frame_ink.CSS + """
 .tp-comment:active { background: var(--st-primary-color); color: #fff; }
 """
 
@@ -97,7 +107,7 @@ _CSS = """
 # HTML only when the HTML itself changes) and without calling the previous cleanup: so listeners are
 # added once per root element (remembered in a WeakMap) and each call only applies the new data.
 # `fmt` must format exactly as dailies/timecodes.format_timecode (half up to the hundredth).
-_JS = r"""
+_JS = frame_ink.JS + r"""
 const mounts = new WeakMap();
 
 function fmt(seconds) {
@@ -123,7 +133,8 @@ function setUp(root) {
     const button = root.querySelector(".tp-comment");
     const readout = root.querySelector(".tp-tc");
     const speed = root.querySelector(".tp-speed");
-    const m = { video, api: null, lastSeek: undefined, sentPosition: null, frame: 0, fps: 24, shown: 0 };
+    const m = { root, video, ink: root.querySelector(".tp-ink"), api: null, lastSeek: undefined, sentPosition: null,
+                frame: 0, fps: 24, shown: 0 };
     // The frame on screen: the decoder's own (requestVideoFrameCallback's mediaTime is the presented
     // frame's timestamp), else the one the time falls in.
     const frameOfTime = () => Math.floor(video.currentTime * m.fps + 1e-6);
@@ -163,9 +174,11 @@ function setUp(root) {
     // The time sent is the one on the label, so the comment shows what the reviewer clicked; the frame
     // is the one on screen.
     button.addEventListener("click", () => m.api.setTriggerValue("comment",
-        { seconds: hundredth(video.currentTime), frame: m.shown }));
+        { seconds: hundredth(video.currentTime), frame: m.shown, drawing: m.shapes.length ? m.shapes : null }));
+    setUpInk(m);
     m.step = (by) => {
         video.pause();
+        m.shapes = []; m.shownShapes = []; renderInk(m);  // a drawing belongs to its frame
         const last = video.duration ? Math.max(0, Math.ceil(video.duration * m.fps) - 1) : Infinity;
         seekFrame(video, Math.min(last, Math.max(0, m.shown + by)), m.fps);
     };
@@ -241,6 +254,11 @@ export default function (component) {
         m.lastSeek = asked;
         if (frame !== null) { video.pause(); seekFrame(video, frame, m.fps); }
         else if (target !== null) seek(video, target);
+        // A comment's drawing, over its frame until the video plays again; one being drawn belonged to
+        // the frame left.
+        m.shownShapes = data.show_drawing || [];
+        m.shapes = [];
+        renderInk(m);
     }
     return m.cleanup;
 }
@@ -269,7 +287,7 @@ def playable_url(media: str | Path, coordinates: str) -> str:
 
 def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, height: int | None = None,
                     max_height: str | None = None, aspect: float | None = None, fps: float | None = None,
-                    seek_frame: int | None = None) -> PlayerState:
+                    seek_frame: int | None = None, show_drawing: list[dict[str, Any]] | None = None) -> PlayerState:
     """Draw the player of `url` (see `playable_url`) and its "Comment at mm:ss.cc" button.
 
     `seek_to`: a time in seconds to show, paused. The player goes there when the value differs from
@@ -282,7 +300,8 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
     player across runs and owns its `position`: give each video its own key (e.g. with the task id) so
     another video does not start with the last one's position. `fps`: the video's frame rate (its
     record's; 24 when unknown), for the frame readout, stepping and the comment's frame. `seek_frame`:
-    a frame to show, paused (as `seek_to`, which it overrides).
+    a frame to show, paused (as `seek_to`, which it overrides). `show_drawing`: shapes drawn over the
+    frame sought to (a comment's drawing), until the video plays.
     """
     result = _player(
         key=key,
@@ -294,13 +313,16 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
             "aspect": aspect,
             "fps": fps,
             "seek_frame": seek_frame,
+            "show_drawing": show_drawing,
         },
         on_position_change=_ignore,
         on_comment_change=_ignore,
     )
     comment, position = result.get("comment"), result.get("position")
+    drawing = comment.get("drawing") if isinstance(comment, dict) else None
     return PlayerState(comment_at=_comment_seconds(comment), position=None if position is None else float(position),
-                       comment_frame=_comment_frame(comment))
+                       comment_frame=_comment_frame(comment),
+                       comment_drawing=drawing if isinstance(drawing, list) else None)
 
 
 def _comment_seconds(comment: object) -> float | None:

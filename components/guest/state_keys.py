@@ -12,6 +12,7 @@ PASSPHRASE_KEY = "guest.passphrase"
 # Per task: the timecode the next comment is pinned to, and the position the player is asked to go to.
 PINNED_KEY = "guest.comment_at.{}"
 PINNED_FRAME_KEY = "guest.comment_frame.{}"
+PINNED_DRAWING_KEY = "guest.comment_drawing.{}"  # what was drawn on that frame
 SEEK_KEY = "guest.seek.{}"
 COMMENT_KEY = "guest.comment.{}"
 ERROR_KEY = "guest.error.{}"

@@ -29,6 +29,7 @@ from components.review.state_keys import (
     OPEN_KEY,
     PAGE_FOLLOWS_KEY,
     PAGE_RUN_KEY,
+    PINNED_DRAWING_KEY,
     PINNED_FRAME_KEY,
     PINNED_KEY,
     PLAYER_KEY,
@@ -156,6 +157,7 @@ def version_player(result: Result, now: float, height: int | None, max_height: s
         # Straight to writing: the comment is pinned there and its box opens (drawn later in this run).
         st.session_state[PINNED_KEY.format(result.task_id)] = state.comment_at
         st.session_state[PINNED_FRAME_KEY.format(result.task_id)] = state.comment_frame
+        st.session_state[PINNED_DRAWING_KEY.format(result.task_id)] = state.comment_drawing
         review_comments.open_form(result.task_id)
 
 

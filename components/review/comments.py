@@ -18,6 +18,7 @@ from components.review.state_keys import (
     COMMENT_OPEN_KEY,
     COMMENT_PROBLEM_KEY,
     NO_REPLY_KEY,
+    PINNED_DRAWING_KEY,
     PINNED_FRAME_KEY,
     PINNED_KEY,
     POST_KEY,
@@ -50,13 +51,15 @@ def open_form(task_id: str) -> None:
 
 def _post(journal: Journal, task_id: str, on_change: Callable[[], None]) -> None:
     body = st.session_state.get(COMMENT_KEY.format(task_id), "")
-    if not body.strip():
+    drawing = st.session_state.get(PINNED_DRAWING_KEY.format(task_id))
+    if not body.strip() and not drawing:
         st.session_state[COMMENT_PROBLEM_KEY.format(task_id)] = "Write something to post."
         return
     try:
-        journal.add_comment(task_id, body, timecode=st.session_state.pop(PINNED_KEY.format(task_id), None),
+        journal.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)),
                             parent_id=st.session_state.pop(REPLYING_KEY.format(task_id), None),
-                            frame=st.session_state.pop(PINNED_FRAME_KEY.format(task_id), None))
+                            frame=st.session_state.get(PINNED_FRAME_KEY.format(task_id)), drawing=drawing)
+        _unpin(task_id)
     except ValueError as exc:
         st.session_state[COMMENT_PROBLEM_KEY.format(task_id)] = str(exc).capitalize() + "."
         return
@@ -81,8 +84,8 @@ def _reply(task_id: str, comment_id: str | None) -> None:
 
 
 def _unpin(task_id: str) -> None:
-    st.session_state.pop(PINNED_KEY.format(task_id), None)
-    st.session_state.pop(PINNED_FRAME_KEY.format(task_id), None)
+    for key in (PINNED_KEY, PINNED_FRAME_KEY, PINNED_DRAWING_KEY):
+        st.session_state.pop(key.format(task_id), None)
 
 
 def render(journal: Journal, task_id: str, comments: list[Comment], tz: tzinfo,
@@ -116,6 +119,8 @@ def form(journal: Journal, task_id: str, comments: list[Comment], on_change: Cal
         notes.append(f"replying to {replying.author}")
     if pinned is not None:
         notes.append(f"at {format_timecode(pinned)}")
+    if st.session_state.get(PINNED_DRAWING_KEY.format(task_id)):
+        notes.append("with your drawing")
     # Tracked ("rerun"), so "Comment at …" and Reply can open it; it stays open after Post, for another.
     with st.popover(FORM_LABEL, key=COMMENT_OPEN_KEY.format(task_id), on_change="rerun"):
         st.text_area("Comment", key=COMMENT_KEY.format(task_id), height=96, width=360,

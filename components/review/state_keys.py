@@ -26,6 +26,7 @@ FILTERED_KEY = "review._filtered"  # the page shows a filtered selection: a stat
 # comments.py: per task, the timecode the next comment is pinned to, and the comment being answered.
 PINNED_KEY = "review.comment_at.{}"
 PINNED_FRAME_KEY = "review.comment_frame.{}"  # the frame shown when "Comment at" was pressed
+PINNED_DRAWING_KEY = "review.comment_drawing.{}"  # what was drawn on that frame
 REPLYING_KEY = "review.reply_to.{}"
 SEEK_KEY = "review.seek.{}"  # the position the card's player is asked to go to
 

@@ -32,6 +32,7 @@ from components.guest.state_keys import (
     NAME_KEY,
     PASSPHRASE_FORM_KEY,
     PASSPHRASE_KEY,
+    PINNED_DRAWING_KEY,
     PINNED_FRAME_KEY,
     PINNED_KEY,
     PLAYER_KEY,
@@ -107,7 +108,8 @@ def _post(task_id: str) -> None:
     body = st.session_state.get(COMMENT_KEY.format(task_id), "")
     try:
         guest.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)),
-                          frame=st.session_state.get(PINNED_FRAME_KEY.format(task_id)))
+                          frame=st.session_state.get(PINNED_FRAME_KEY.format(task_id)),
+                          drawing=st.session_state.get(PINNED_DRAWING_KEY.format(task_id)))
     except (ValueError, PermissionError) as exc:
         st.session_state[ERROR_KEY.format(task_id)] = str(exc)
         return
@@ -120,8 +122,8 @@ def _seek(task_id: str, comment: Comment) -> None:
 
 
 def _unpin(task_id: str) -> None:
-    st.session_state.pop(PINNED_KEY.format(task_id), None)
-    st.session_state.pop(PINNED_FRAME_KEY.format(task_id), None)
+    for key in (PINNED_KEY, PINNED_FRAME_KEY, PINNED_DRAWING_KEY):
+        st.session_state.pop(key.format(task_id), None)
 
 
 def _set_status(task_id: str) -> None:
@@ -198,6 +200,7 @@ def _version(journal, share, task_id: str, number: int) -> None:
                 if state.comment_at is not None:
                     st.session_state[PINNED_KEY.format(task_id)] = state.comment_at
                     st.session_state[PINNED_FRAME_KEY.format(task_id)] = state.comment_frame
+                    st.session_state[PINNED_DRAWING_KEY.format(task_id)] = state.comment_drawing
             else:  # nothing to pin a comment to: the plain player, without a "Comment at" button
                 st.video(video)
             frame = _local_copy(kept.get(LAST_FRAME_NAME))

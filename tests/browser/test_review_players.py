@@ -50,15 +50,20 @@ if st.button("Seek to 0.04"):  # the second frame of a 24 fps clip (0.0417 s), a
     st.session_state.seek = 0.04
 if st.button("Seek to frame 37"):  # a comment kept with its frame
     st.session_state.seek_frame = 37
+if st.button("Show a drawn comment"):  # a comment kept with its frame and its drawing
+    st.session_state.seek_frame = 12
+    st.session_state.drawing = [{"kind": "ellipse", "x1": 0.1, "y1": 0.1, "x2": 0.3, "y2": 0.4, "colour": "#ffcc00"}]
 left, right = st.columns(2)
 with left:
     st.subheader("Timecode player")
     state = timecode_player(clips / "take-a.mp4", key="player", seek_to=st.session_state.get("seek"),
                             height=None if fit else 220, max_height=fit, fps=24,
-                            seek_frame=st.session_state.get("seek_frame"))
+                            seek_frame=st.session_state.get("seek_frame"),
+                            show_drawing=st.session_state.get("drawing"))
     if state.comment_at is not None:
         st.write(f"comment at {state.comment_at:.2f}")
         st.write(f"comment on frame {state.comment_frame}")
+        st.write("comment drawing " + " ".join(s["kind"] for s in state.comment_drawing or []))
     st.caption(f"position {state.position}")
 with right:
     st.subheader("Synchronised comparison")
@@ -234,6 +239,65 @@ def test_the_frame_player_lands_steps_and_comments_on_decoded_frames(page, app_u
     page.locator(".tp-speed").select_option("0.5")
     assert page.evaluate(f"() => {{ {SHADOW} return q('.tp video')[0].playbackRate; }}") == 0.5
     screenshot(page, "review-players-frames")
+
+
+# The most opaque pixel of the drawing layer within 3 px of a point (a line is thin, and smoothed).
+INK_PIXEL = f"""([x, y]) => {{ {SHADOW} const c = q('.tp-ink')[0], r = c.getBoundingClientRect();
+    const px = c.getContext('2d').getImageData(Math.round((x - r.left) * c.width / r.width) - 3,
+                                               Math.round((y - r.top) * c.height / r.height) - 3, 7, 7).data;
+    let best = [0, 0, 0, 0];
+    for (let i = 0; i < px.length; i += 4) if (px[i + 3] > best[3]) best = [px[i], px[i + 1], px[i + 2], px[i + 3]];
+    return best; }}"""
+
+
+def picture_point(page, fx: float, fy: float) -> tuple[float, float]:
+    """The page's coordinates of a point of the picture (fractions of its width and height)."""
+    box = page.evaluate(f"""() => {{ {SHADOW} const v = q('.tp video')[0], r = v.getBoundingClientRect();
+        const s = Math.min(r.width / v.videoWidth, r.height / v.videoHeight);
+        const w = v.videoWidth * s, h = v.videoHeight * s;
+        return [r.left + (r.width - w) / 2, r.top + (r.height - h) / 2, w, h]; }}""")
+    return box[0] + fx * box[2], box[1] + fy * box[3]
+
+
+def test_a_reviewer_draws_on_the_frame_and_a_comments_drawing_shows_until_play(page, app_url):
+    from playwright.sync_api import expect
+
+    open_app(page, app_url)
+    page.get_by_role("button", name="Seek to frame 37").click()
+    page.wait_for_function(f"() => {{ {SHADOW} return q('.tp')[0].dataset.frame === '37'; }}")
+    page.locator(".tp-draw").click()
+    page.locator(".tp-tool[data-tool='rect']").click()
+    page.locator(".tp-colour[data-colour='#34c759']").click()
+    start, end = picture_point(page, 0.25, 0.25), picture_point(page, 0.75, 0.75)
+    page.mouse.move(*start)
+    page.mouse.down()
+    page.mouse.move(*end, steps=5)
+    page.mouse.up()
+    page.locator(".tp-tool[data-tool='pen']").click()
+    page.mouse.move(*picture_point(page, 0.1, 0.9))
+    page.mouse.down()
+    page.mouse.move(*picture_point(page, 0.3, 0.8), steps=5)
+    page.mouse.up()
+    assert page.evaluate(f"() => {{ {SHADOW} return q('.tp')[0].dataset.shapes; }}") == "2"
+    # The rectangle's left side, in green.
+    red, green, blue, alpha = page.evaluate(INK_PIXEL, list(picture_point(page, 0.25, 0.5)))
+    assert alpha > 200 and green > 150 and red < 100, (red, green, blue, alpha)
+    page.locator(".tp-undo").click()  # the pen stroke goes
+    assert page.evaluate(f"() => {{ {SHADOW} return q('.tp')[0].dataset.shapes; }}") == "1"
+    page.locator(".tp-comment").click()
+    expect(page.get_by_text("comment drawing rect", exact=True)).to_be_visible()
+    expect(page.get_by_text("comment on frame 37", exact=True)).to_be_visible()
+    screenshot(page, "review-players-drawn")
+
+    # A comment's drawing, handed back with its frame, is drawn over it; playing on lets it go.
+    page.get_by_role("button", name="Show a drawn comment").click()
+    page.wait_for_function(f"""() => {{ {SHADOW} const root = q('.tp')[0];
+        return root.dataset.frame === '12' && root.dataset.shapes === '1'; }}""")
+    red, green, blue, alpha = page.evaluate(INK_PIXEL, list(picture_point(page, 0.1, 0.25)))  # the ellipse's left
+    assert alpha > 200 and red > 200 and green > 150 and blue < 100, (red, green, blue, alpha)
+    page.evaluate(f"() => {{ {SHADOW} const v = q('.tp video')[0]; v.muted = true; v.play(); }}")
+    page.wait_for_function(f"() => {{ {SHADOW} return q('.tp')[0].dataset.shapes === '0'; }}")
+    page.evaluate(f"() => {{ {SHADOW} q('.tp video')[0].pause(); }}")
 
 
 def test_sync_compare_plays_seeks_and_flips_together(page, app_url):

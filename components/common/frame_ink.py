@@ -115,13 +115,13 @@ function setUpInk(m) {
         }
     };
     press(".tp-tool", "tool", m.tool); press(".tp-colour", "colour", m.colour);
-    toggle.addEventListener("click", () => {
-        const on = tools.hidden;
+    m.drawMode = (on) => {
         tools.hidden = !on;
         toggle.setAttribute("aria-pressed", String(on));
         root.classList.toggle("tp-drawing", on);
         if (on) video.pause();
-    });
+    };
+    toggle.addEventListener("click", () => m.drawMode(tools.hidden));
     for (const b of root.querySelectorAll(".tp-tool")) {
         b.addEventListener("click", () => { m.tool = b.dataset.tool; press(".tp-tool", "tool", m.tool); });
     }

@@ -173,8 +173,11 @@ function setUp(root) {
     video.addEventListener("ratechange", () => { speed.value = String(video.playbackRate); });
     // The time sent is the one on the label, so the comment shows what the reviewer clicked; the frame
     // is the one on screen.
-    button.addEventListener("click", () => m.api.setTriggerValue("comment",
-        { seconds: hundredth(video.currentTime), frame: m.shown, drawing: m.shapes.length ? m.shapes : null }));
+    button.addEventListener("click", () => {
+        m.api.setTriggerValue("comment",
+            { seconds: hundredth(video.currentTime), frame: m.shown, drawing: m.shapes.length ? m.shapes : null });
+        m.drawMode(false);  // drawn: the tools fold away (the shapes stay on the frame) for the comment's box
+    });
     setUpInk(m);
     m.step = (by) => {
         video.pause();

@@ -74,13 +74,21 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
         player_ready(bo, card)
         card.locator(".tp video").evaluate("""async (v) => { v.pause();
             await new Promise(r => { v.addEventListener('seeked', r, {once: true}); v.currentTime = 2; }); }""")
+        # He rings what is too dark on the frame: a rectangle drawn on the paused picture.
+        card.locator(".tp-draw").click()
+        card.locator(".tp-tool[data-tool='rect']").click()
+        ink = card.locator(".tp-ink").bounding_box()
+        bo.mouse.move(ink["x"] + ink["width"] * 0.3, ink["y"] + ink["height"] * 0.3)
+        bo.mouse.down()
+        bo.mouse.move(ink["x"] + ink["width"] * 0.6, ink["y"] + ink["height"] * 0.7, steps=4)
+        bo.mouse.up()
         card.get_by_role("button", name="Comment at 00:02.00").click()
         settle(bo)
         # Straight to writing: the card's comment box opens (a popover) pinned there, with the keys in it.
         form = bo.locator('[data-testid="stPopoverBody"]')
         box = form.get_by_role("textbox", name="Comment")
         assert box.evaluate("b => document.activeElement === b")
-        assert "(at 00:02.00)" in box.get_attribute("placeholder")
+        assert "(at 00:02.00, with your drawing)" in box.get_attribute("placeholder")
         bo.keyboard.type("too dark here")
         form.get_by_role("button", name="Post", exact=True).click()
         settle(bo)
@@ -92,7 +100,8 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
         screenshot(bo, "together-01-bo-comments")
         journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3")
         [comment] = journal.comments([first])[first]
-        assert (comment.author, comment.body, comment.timecode) == ("Bo", "too dark here", 2.0)
+        assert (comment.author, comment.body, comment.timecode, comment.frame) == ("Bo", "too dark here", 2.0, 48)
+        assert [shape.kind for shape in comment.drawing] == ["rect"]
         assert journal.status_of(first) == "changes_requested"
 
         # Ana sees Bo's comment with his name and the timecode; the timecode seeks her player.
@@ -103,6 +112,9 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
         player_ready(ana, card)
         card.get_by_role("button", name="00:02.00").click()
         ana.wait_for_function(f"() => {{ {SHADOW} return Math.abs(q('.tp video')[0].currentTime - 2) < 0.05; }}")
+        # On Bo's frame, with Bo's drawing over it.
+        ana.wait_for_function(f"""() => {{ {SHADOW} const root = q('.tp')[0];
+            return root.dataset.frame === '48' && root.dataset.shapes === '1'; }}""")
         screenshot(ana, "together-02-ana-sees-the-comment")
 
         # Ana reruns it with an edit from the dashboard: Tasks, Open in Compose, a new prompt.

@@ -96,8 +96,11 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
     # Ana's note on the version, pinned to a frame: the guest sees it, with its author.
     journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3", database_url="", storage="")
     try:
-        journal.scoped(Scope.of_project(product.api_url, "studio", author="Ana")).add_comment(
-            first, "the boat wobbles here", timecode=2.5)
+        ana = journal.scoped(Scope.of_project(product.api_url, "studio", author="Ana"))
+        ana.add_comment(first, "the boat wobbles here", timecode=2.5)
+        # Another, made on a frame with a drawing (at 1 s: frame 24 of a 24 fps clip).
+        ana.add_comment(first, "this corner", timecode=1.0, frame=24,
+                        drawing=[{"kind": "arrow", "x1": 0.9, "y1": 0.9, "x2": 0.6, "y2": 0.6}])
     finally:
         journal.close()
     guest_ctx = browser.new_context(viewport={"width": 1300, "height": 1000})
@@ -116,6 +119,10 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
         guest.get_by_role("textbox", name="Your name").fill("Dee")
         guest.get_by_role("textbox", name="Your name").press("Enter")
         guest_settle(guest)
+        # A comment made on a frame shows that frame with its drawing over it.
+        guest.get_by_role("button", name="00:01.00").click()
+        guest.wait_for_function(f"""() => {{ {DEEP_QUERY} const root = deep('.tp')[0];
+            return root && root.dataset.frame === '24' && root.dataset.shapes === '1'; }}""")
         # The team's timecode plays from there; the guest's comment is pinned to the frame shown.
         guest.get_by_role("button", name="00:02.50").click()
         guest.wait_for_function(f"""() => {{ {DEEP_QUERY} const v = deep('video')[0];
@@ -136,7 +143,9 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
         finally:
             journal.close()
         assert [(c.author, c.body, c.timecode) for c in thread] == [
-            ("Ana", "the boat wobbles here", 2.5), ("Dee (guest)", "love the reflections", 2.5)]
+            ("Ana", "the boat wobbles here", 2.5), ("Ana", "this corner", 1.0),
+            ("Dee (guest)", "love the reflections", 2.5)]
+        assert thread[2].frame == 60  # the frame the guest's player showed at 2.5 s
         open_guest(guest, shared["link"])
         guest.get_by_text("love the reflections").wait_for()
         assert guest.get_by_role("button", name="00:02.50").count() == 2

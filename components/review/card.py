@@ -33,6 +33,7 @@ from components.review.state_keys import (
     PINNED_FRAME_KEY,
     PINNED_KEY,
     PLAYER_KEY,
+    POSITION_KEY,
     SEEK_KEY,
     STARS_KEY,
     STATUS_KEY,
@@ -151,6 +152,7 @@ def version_player(result: Result, now: float, height: int | None, max_height: s
     state = timecode_player(choice.media, key=PLAYER_KEY.format(result.task_id), height=height,
                             max_height=max_height, aspect=player.aspect(result.record), fps=player.fps(result.record),
                             **seek)
+    st.session_state[POSITION_KEY.format(result.task_id)] = state.position
     if choice.source == "kept":
         st.caption("💾 " + choice.reason)
     if state.comment_at is not None:

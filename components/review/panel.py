@@ -43,6 +43,7 @@ from components.review.card import (
 from components.review.comments import form as comment_form
 from components.review.comments import render as comments_thread
 from components.review.results import ALL, INBOX_FILTERS, Result, filter_shots, gather, shots_of
+from components.review.review_keys import render_review_keys
 from components.review.state_keys import (
     BACK_KEY,
     BATCH_KEY,
@@ -334,6 +335,7 @@ def single(client: Client | None, journal: Journal, task_id: str, now: float, tz
     cache_id = connection.current().cache_id
     asked_at = ask_charges([result], client, cache_id)  # its cost, read while its prompt is
     version_player(result, now, None, SINGLE_PLAYER_MAX_HEIGHT)
+    render_review_keys(journal, task_id, online=client is not None)
     left, right = st.columns(2, gap="large")  # the comments as wide as the rest: each row holds its buttons
     with left:
         prompt_line(result, client, cache_id)

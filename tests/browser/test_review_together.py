@@ -24,7 +24,7 @@ from .conftest import running_product
 from .test_e2e import submit_one
 from .test_team_sharing import enter_key, new_tab
 from .ui import COMPONENT_QUERY as SHADOW
-from .ui import open_page, pick, playing_gaps, screenshot, set_status, settle
+from .ui import open_page, pick, playing_gaps, screenshot, set_status, settle, status_shown
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -152,13 +152,27 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
         assert gaps and max(gaps) < 0.1, gaps
         screenshot(bo, "together-03-bo-compares-v1-v2")
 
+        # One shot alone, from the keyboard: X rejects, A approves again (the status box follows).
+        open_page(bo, product, f"/review?task={second}")
+        bo.get_by_role("button", name="✅ Approve").wait_for()
+        bo.evaluate("() => document.activeElement && document.activeElement.blur()")  # the page has the keys
+        bo.keyboard.press("x")
+        settle(bo)
+        status_shown(bo, "Rejected", "Bo")
+        assert journal.status_of(second) == "rejected"
+        bo.keyboard.press("a")
+        settle(bo)
+        status_shown(bo, "Approved", "Bo")
+        assert journal.status_of(second) == "approved"
+        screenshot(bo, "together-04-bo-keys")
+
         # Cy, in another project, sees none of it.
         open_page(cy, product, "/review")
         pick(cy, "Show", "All")
         assert cy.get_by_text("lantern over the river", exact=False).count() == 0
         assert cy.get_by_text("too dark here", exact=False).count() == 0
         assert cy.get_by_text(first[-12:], exact=False).count() == 0
-        screenshot(cy, "together-04-cy-sees-nothing")
+        screenshot(cy, "together-05-cy-sees-nothing")
     finally:
         for context in contexts.values():
             context.close()

@@ -712,3 +712,26 @@ def test_the_approved_kept_versions_shown_are_handed_off_to_the_edit(env, result
     text, clips, _ = handed_off(shown, bo, "edl", time.time())
     assert clips == 1 and "* LOC: 00:00:01:00 RED     BO: THE LIGHT POPS" in text.upper()
     assert str(env.kept(results[2])["video.mp4"].path) in text
+
+
+def test_the_one_shot_view_takes_verdicts_and_moves_between_shots_from_buttons_with_shortcuts(env, results):
+    at = open_review(task=results[1])
+    keys = {b.key: b.proto.shortcut for b in at.button if str(b.key).startswith("review.keys.")}
+    assert keys == {"review.keys.approved": "a", "review.keys.changes_requested": "e", "review.keys.rejected": "x",
+                    "review.keys.comment": "m", "review.keys.previous": "p", "review.keys.next": "n"}
+    at.button(key="review.keys.approved").click().run()
+    assert not at.exception
+    assert Journal(env.path).status_of(results[1]) == "approved"
+    assert at.selectbox(key=f"review.status.{results[1]}").value == "approved"
+    at.button(key="review.keys.rejected").click().run()
+    assert Journal(env.path).status_of(results[1]) == "rejected"
+    # The grid's neighbours, newest first.
+    at.button(key="review.keys.next").click().run()
+    assert at.query_params["task"] == results[2] and cards(at) == [results[2]] and not at.exception
+    at.button(key="review.keys.previous").click().run()
+    at.button(key="review.keys.previous").click().run()
+    assert at.query_params["task"] == results[0]
+    at.button(key="review.keys.previous").click().run()  # the newest: nothing before it
+    assert at.query_params["task"] == results[0] and [t.value for t in at.toast] == ["No previous shot."]
+    at.button(key="review.keys.comment").click().run()
+    assert comment_form(at, results[0]).proto.popover.open

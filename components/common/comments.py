@@ -27,6 +27,8 @@ def said(comment: Comment, depth: int, tz: tzinfo) -> None:
     text = markdown_text(comment.body, indent=indent)
     text = f"~~{text}~~" if comment.resolved else text
     drawn = " · ✏️ drawing" if comment.drawing else ""
+    if comment.frame is not None and comment.out_frame is not None:
+        drawn += f" · frames {comment.frame}–{comment.out_frame}"
     st.markdown(f"{indent}**{markdown_text(comment.author)}** · {when}{resolved}{drawn}  \n{indent}{text}")
 
 
@@ -39,15 +41,15 @@ def timecode_button(comment: Comment, key: str, on_click: Callable[..., None], a
                   on_click=on_click, args=args, help=f"Show {where}", width="content")
 
 
-def seek_request(comment: Comment) -> tuple[float | None, int | None, list[dict[str, Any]] | None]:
-    """Where a click on the comment's timecode sends the player: its time, its frame when it has one,
-    and its drawing to show there."""
+def seek_request(comment: Comment) -> dict[str, Any]:
+    """Where a click on the comment's timecode sends the player (timecode_player's arguments): its time,
+    its frame when it has one, its range's last frame and its drawing to show there."""
     shapes = [shape.model_dump() for shape in comment.drawing] if comment.drawing else None
-    return comment.timecode, comment.frame, shapes
+    return {"seek_to": comment.timecode, "seek_frame": comment.frame, "show_drawing": shapes,
+            "show_out_frame": comment.out_frame}
 
 
 def player_seek(value: object) -> dict[str, Any]:
     """The timecode_player arguments of a seek handed over in the session (`seek_request`'s, or seconds
     alone as before frames)."""
-    seconds, frame, shapes = value if isinstance(value, tuple) else (value, None, None)
-    return {"seek_to": seconds, "seek_frame": frame, "show_drawing": shapes}
+    return value if isinstance(value, dict) else {"seek_to": value}

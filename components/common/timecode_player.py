@@ -32,7 +32,7 @@ from typing import Any
 import streamlit as st
 from streamlit import runtime
 
-from components.common import frame_ink
+from components.common import frame_ink, frame_range
 from dailies.timecodes import format_timecode, is_frame
 
 __all__ = ["PlayerState", "format_timecode", "playable_url", "timecode_player"]
@@ -47,10 +47,12 @@ class PlayerState:
     comment_frame: int | None = None  # the frame shown when "Comment at" was pressed (decoded, not computed)
     # The shapes drawn on that frame, as the browser sent them (the journal checks them when saving).
     comment_drawing: list[dict[str, Any]] | None = None
+    comment_out_frame: int | None = None  # the last frame of the range marked (I, O), when one was
 
 
 _HTML_TEMPLATE = """
-<div class="tp" tabindex="0" title="← → a frame, space play / pause, J back a second, K pause, L play (again: faster)">
+<div class="tp" tabindex="0"
+     title="← → a frame, space play / pause, J back a second, K pause, L play (again: faster), I and O a range">
   <div class="tp-stage"><video class="tp-video" controls preload="auto" playsinline></video>
     <canvas class="tp-ink"></canvas></div>
   <div class="tp-bar">
@@ -64,13 +66,14 @@ _HTML_TEMPLATE = """
     <button type="button" class="tp-draw" aria-pressed="false" title="Draw on this frame">✏️ Draw</button>
     <button type="button" class="tp-comment" title="Comment on the frame shown">Comment at 00:00.00</button>
   </div>
+  RANGE_BAR
   INK_TOOLS
 </div>
 """
 
 # The --st-* custom properties are the app's theme, which CCv2 sets on the component's host (they
 # reach into the shadow root because custom properties inherit).
-_HTML = _HTML_TEMPLATE.replace("INK_TOOLS", frame_ink.HTML)
+_HTML = _HTML_TEMPLATE.replace("INK_TOOLS", frame_ink.HTML).replace("RANGE_BAR", frame_range.HTML)
 
 _CSS = """
 .tp { display: flex; flex-direction: column; gap: 0.25rem; font-family: var(--st-font); }
@@ -99,7 +102,7 @@ _CSS = """
                       background: var(--st-background-color); border: 1px solid var(--st-border-color);
                       border-radius: var(--st-button-radius); min-height: 2rem; padding: 0 0.5rem; cursor: pointer; }
 .tp-step:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
-""" + frame_ink.CSS + """
+""" + frame_ink.CSS + frame_range.CSS + """
 .tp-comment:active { background: var(--st-primary-color); color: #fff; }
 """
 
@@ -107,7 +110,7 @@ _CSS = """
 # HTML only when the HTML itself changes) and without calling the previous cleanup: so listeners are
 # added once per root element (remembered in a WeakMap) and each call only applies the new data.
 # `fmt` must format exactly as dailies/timecodes.format_timecode (half up to the hundredth).
-_JS = frame_ink.JS + r"""
+_JS = frame_ink.JS + frame_range.JS + r"""
 const mounts = new WeakMap();
 
 function fmt(seconds) {
@@ -174,11 +177,15 @@ function setUp(root) {
     // The time sent is the one on the label, so the comment shows what the reviewer clicked; the frame
     // is the one on screen.
     button.addEventListener("click", () => {
-        m.api.setTriggerValue("comment",
-            { seconds: hundredth(video.currentTime), frame: m.shown, drawing: m.shapes.length ? m.shapes : null });
+        // On a range, the comment is on all of it: its first frame and its last.
+        const ranged = m.range.in !== null && m.range.out !== null;
+        const seconds = ranged ? (m.range.in + 0.5) / m.fps : video.currentTime;
+        m.api.setTriggerValue("comment", { seconds: hundredth(seconds), frame: ranged ? m.range.in : m.shown,
+            out_frame: ranged ? m.range.out : null, drawing: m.shapes.length ? m.shapes : null });
         m.drawMode(false);  // drawn: the tools fold away (the shapes stay on the frame) for the comment's box
     });
     setUpInk(m);
+    setUpRange(m);
     m.step = (by) => {
         video.pause();
         m.shapes = []; m.shownShapes = []; renderInk(m);  // a drawing belongs to its frame
@@ -199,6 +206,8 @@ function setUp(root) {
             if (video.paused) { video.playbackRate = 1; video.play(); }
             else video.playbackRate = Math.min(2, video.playbackRate * 2);
         } else if (key === "j") { video.pause(); video.currentTime = Math.max(0, video.currentTime - 1); }
+        else if (key === "i") m.markIn();
+        else if (key === "o") m.markOut();
         else return;
         event.preventDefault();
         event.stopPropagation();
@@ -261,6 +270,11 @@ export default function (component) {
         // the frame left.
         m.shownShapes = data.show_drawing || [];
         m.shapes = [];
+        // A comment on a range shows its span.
+        if (frame !== null && data.show_out_frame !== null && data.show_out_frame !== undefined) {
+            m.range = { in: frame, out: data.show_out_frame, loop: false };
+        }
+        renderRange(m);
         renderInk(m);
     }
     return m.cleanup;
@@ -290,7 +304,8 @@ def playable_url(media: str | Path, coordinates: str) -> str:
 
 def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, height: int | None = None,
                     max_height: str | None = None, aspect: float | None = None, fps: float | None = None,
-                    seek_frame: int | None = None, show_drawing: list[dict[str, Any]] | None = None) -> PlayerState:
+                    seek_frame: int | None = None, show_drawing: list[dict[str, Any]] | None = None,
+                    show_out_frame: int | None = None) -> PlayerState:
     """Draw the player of `url` (see `playable_url`) and its "Comment at mm:ss.cc" button.
 
     `seek_to`: a time in seconds to show, paused. The player goes there when the value differs from
@@ -304,7 +319,8 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
     another video does not start with the last one's position. `fps`: the video's frame rate (its
     record's; 24 when unknown), for the frame readout, stepping and the comment's frame. `seek_frame`:
     a frame to show, paused (as `seek_to`, which it overrides). `show_drawing`: shapes drawn over the
-    frame sought to (a comment's drawing), until the video plays.
+    frame sought to (a comment's drawing), until the video plays. `show_out_frame`: with `seek_frame`,
+    the last frame of the comment's range, shown as a span.
     """
     result = _player(
         key=key,
@@ -317,6 +333,7 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
             "fps": fps,
             "seek_frame": seek_frame,
             "show_drawing": show_drawing,
+            "show_out_frame": show_out_frame,
         },
         on_position_change=_ignore,
         on_comment_change=_ignore,
@@ -325,7 +342,8 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
     drawing = comment.get("drawing") if isinstance(comment, dict) else None
     return PlayerState(comment_at=_comment_seconds(comment), position=None if position is None else float(position),
                        comment_frame=_comment_frame(comment),
-                       comment_drawing=drawing if isinstance(drawing, list) else None)
+                       comment_drawing=drawing if isinstance(drawing, list) else None,
+                       comment_out_frame=_comment_frame(comment, "out_frame"))
 
 
 def _comment_seconds(comment: object) -> float | None:
@@ -334,6 +352,6 @@ def _comment_seconds(comment: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _comment_frame(comment: object) -> int | None:
-    frame = comment.get("frame") if isinstance(comment, dict) else None
+def _comment_frame(comment: object, name: str = "frame") -> int | None:
+    frame = comment.get(name) if isinstance(comment, dict) else None
     return frame if is_frame(frame) else None

@@ -13,6 +13,7 @@ PASSPHRASE_KEY = "guest.passphrase"
 PINNED_KEY = "guest.comment_at.{}"
 PINNED_FRAME_KEY = "guest.comment_frame.{}"
 PINNED_DRAWING_KEY = "guest.comment_drawing.{}"  # what was drawn on that frame
+PINNED_OUT_KEY = "guest.comment_out_frame.{}"  # the last frame of the range marked, when one was
 SEEK_KEY = "guest.seek.{}"
 COMMENT_KEY = "guest.comment.{}"
 ERROR_KEY = "guest.error.{}"

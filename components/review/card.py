@@ -32,6 +32,7 @@ from components.review.state_keys import (
     PINNED_DRAWING_KEY,
     PINNED_FRAME_KEY,
     PINNED_KEY,
+    PINNED_OUT_KEY,
     PLAYER_KEY,
     POSITION_KEY,
     SEEK_KEY,
@@ -160,6 +161,7 @@ def version_player(result: Result, now: float, height: int | None, max_height: s
         st.session_state[PINNED_KEY.format(result.task_id)] = state.comment_at
         st.session_state[PINNED_FRAME_KEY.format(result.task_id)] = state.comment_frame
         st.session_state[PINNED_DRAWING_KEY.format(result.task_id)] = state.comment_drawing
+        st.session_state[PINNED_OUT_KEY.format(result.task_id)] = state.comment_out_frame
         review_comments.open_form(result.task_id)
 
 

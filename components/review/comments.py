@@ -21,6 +21,7 @@ from components.review.state_keys import (
     PINNED_DRAWING_KEY,
     PINNED_FRAME_KEY,
     PINNED_KEY,
+    PINNED_OUT_KEY,
     POST_KEY,
     REPLY_KEY,
     REPLYING_KEY,
@@ -58,7 +59,8 @@ def _post(journal: Journal, task_id: str, on_change: Callable[[], None]) -> None
     try:
         journal.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)),
                             parent_id=st.session_state.pop(REPLYING_KEY.format(task_id), None),
-                            frame=st.session_state.get(PINNED_FRAME_KEY.format(task_id)), drawing=drawing)
+                            frame=st.session_state.get(PINNED_FRAME_KEY.format(task_id)), drawing=drawing,
+                            out_frame=st.session_state.get(PINNED_OUT_KEY.format(task_id)))
         _unpin(task_id)
     except ValueError as exc:
         st.session_state[COMMENT_PROBLEM_KEY.format(task_id)] = str(exc).capitalize() + "."
@@ -84,7 +86,7 @@ def _reply(task_id: str, comment_id: str | None) -> None:
 
 
 def _unpin(task_id: str) -> None:
-    for key in (PINNED_KEY, PINNED_FRAME_KEY, PINNED_DRAWING_KEY):
+    for key in (PINNED_KEY, PINNED_FRAME_KEY, PINNED_DRAWING_KEY, PINNED_OUT_KEY):
         st.session_state.pop(key.format(task_id), None)
 
 

@@ -27,6 +27,7 @@ FILTERED_KEY = "review._filtered"  # the page shows a filtered selection: a stat
 PINNED_KEY = "review.comment_at.{}"
 PINNED_FRAME_KEY = "review.comment_frame.{}"  # the frame shown when "Comment at" was pressed
 PINNED_DRAWING_KEY = "review.comment_drawing.{}"  # what was drawn on that frame
+PINNED_OUT_KEY = "review.comment_out_frame.{}"  # the last frame of the range marked, when one was
 POSITION_KEY = "review.position.{}"  # where the version's player was last paused or sought to
 KEYS_KEY = "review.keys"  # the one-shot view's keyboard row; its buttons' keys start with it
 REPLYING_KEY = "review.reply_to.{}"

@@ -299,7 +299,7 @@ class GuestView:
         return self._view.comments([self._check(task_id)]).get(task_id, [])
 
     def add_comment(self, task_id: str, body: str, timecode: float | None = None,
-                    now: float | None = None, *, frame: int | None = None,
+                    now: float | None = None, *, frame: int | None = None, out_frame: int | None = None,
                     drawing: str | list | None = None) -> Comment:
         if not self.share.allow_comments:
             raise PermissionError("this share does not take comments")
@@ -312,7 +312,8 @@ class GuestView:
         if len(recent) >= GUEST_COMMENTS_PER_WINDOW:
             raise ValueError(f"this share's guests have posted {len(recent)} comments in the last "
                              f"{GUEST_COMMENT_WINDOW_S // 60} minutes: wait a few minutes before posting more")
-        return self._view.add_comment(task_id, body, timecode=timecode, at=now, frame=frame, drawing=drawing)
+        return self._view.add_comment(task_id, body, timecode=timecode, at=now, frame=frame, out_frame=out_frame,
+                                      drawing=drawing)
 
     def set_status(self, task_id: str, status: str, now: float | None = None) -> StatusChange | None:
         """The version's new status, signed by the guest; None when it had it already (nothing written)."""

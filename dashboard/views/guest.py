@@ -35,6 +35,7 @@ from components.guest.state_keys import (
     PINNED_DRAWING_KEY,
     PINNED_FRAME_KEY,
     PINNED_KEY,
+    PINNED_OUT_KEY,
     PLAYER_KEY,
     POST_KEY,
     PREFIX,
@@ -109,7 +110,8 @@ def _post(task_id: str) -> None:
     try:
         guest.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)),
                           frame=st.session_state.get(PINNED_FRAME_KEY.format(task_id)),
-                          drawing=st.session_state.get(PINNED_DRAWING_KEY.format(task_id)))
+                          drawing=st.session_state.get(PINNED_DRAWING_KEY.format(task_id)),
+                          out_frame=st.session_state.get(PINNED_OUT_KEY.format(task_id)))
     except (ValueError, PermissionError) as exc:
         st.session_state[ERROR_KEY.format(task_id)] = str(exc)
         return
@@ -122,7 +124,7 @@ def _seek(task_id: str, comment: Comment) -> None:
 
 
 def _unpin(task_id: str) -> None:
-    for key in (PINNED_KEY, PINNED_FRAME_KEY, PINNED_DRAWING_KEY):
+    for key in (PINNED_KEY, PINNED_FRAME_KEY, PINNED_DRAWING_KEY, PINNED_OUT_KEY):
         st.session_state.pop(key.format(task_id), None)
 
 
@@ -201,6 +203,7 @@ def _version(journal, share, task_id: str, number: int) -> None:
                     st.session_state[PINNED_KEY.format(task_id)] = state.comment_at
                     st.session_state[PINNED_FRAME_KEY.format(task_id)] = state.comment_frame
                     st.session_state[PINNED_DRAWING_KEY.format(task_id)] = state.comment_drawing
+                    st.session_state[PINNED_OUT_KEY.format(task_id)] = state.comment_out_frame
             else:  # nothing to pin a comment to: the plain player, without a "Comment at" button
                 st.video(video)
             frame = _local_copy(kept.get(LAST_FRAME_NAME))

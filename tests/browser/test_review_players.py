@@ -64,6 +64,8 @@ with left:
         st.write(f"comment at {state.comment_at:.2f}")
         st.write(f"comment on frame {state.comment_frame}")
         st.write("comment drawing " + " ".join(s["kind"] for s in state.comment_drawing or []))
+        if state.comment_out_frame is not None:
+            st.write(f"comment range {state.comment_frame}-{state.comment_out_frame}")
     st.caption(f"position {state.position}")
 with right:
     st.subheader("Synchronised comparison")
@@ -298,6 +300,36 @@ def test_a_reviewer_draws_on_the_frame_and_a_comments_drawing_shows_until_play(p
     page.evaluate(f"() => {{ {SHADOW} const v = q('.tp video')[0]; v.muted = true; v.play(); }}")
     page.wait_for_function(f"() => {{ {SHADOW} return q('.tp')[0].dataset.shapes === '0'; }}")
     page.evaluate(f"() => {{ {SHADOW} q('.tp video')[0].pause(); }}")
+
+
+def test_a_range_marked_with_i_and_o_loops_and_goes_with_the_comment(page, app_url):
+    from playwright.sync_api import expect
+
+    open_app(page, app_url)
+    page.get_by_role("button", name="Seek to frame 37").click()
+    page.wait_for_function(f"() => {{ {SHADOW} return q('.tp')[0].dataset.frame === '37'; }}")
+    page.locator(".tp").first.focus()
+    page.keyboard.press("i")
+    for expected in ("38", "39", "40"):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"() => {{ {SHADOW} return q('.tp')[0].dataset.frame === '{expected}'; }}")
+    page.keyboard.press("o")
+    marks = page.evaluate(f"() => {{ {SHADOW} const d = q('.tp')[0].dataset; return [d.rangeIn, d.rangeOut]; }}")
+    assert marks == ["37", "40"]
+    expect(page.locator(".tp-range-text")).to_have_text("00:00:01:13 – 00:00:01:16 (4 frames)")
+    page.locator(".tp-comment").click()
+    expect(page.get_by_text("comment range 37-40", exact=True)).to_be_visible()
+    # Looping: the frames presented stay in the range (at most one past its end, at the wrap) and it wraps.
+    page.evaluate(f"() => {{ {SHADOW} q('.tp video')[0].muted = true; }}")
+    page.locator(".tp-loop").click()
+    frames = page.evaluate(f"""() => new Promise((done) => {{ {SHADOW} const v = q('.tp video')[0], seen = [];
+        const next = (_now, meta) => {{ seen.push(Math.round(meta.mediaTime * 24));
+            if (seen.length < 24) v.requestVideoFrameCallback(next); else {{ v.pause(); done(seen); }} }};
+        v.requestVideoFrameCallback(next); }})""")
+    assert min(frames) >= 37 and max(frames) <= 41, frames
+    assert any(b < a for a, b in zip(frames, frames[1:], strict=False)), frames  # it went back: a wrap
+    page.locator(".tp-range-clear").click()
+    assert page.evaluate(f"() => {{ {SHADOW} return q('.tp')[0].dataset.rangeIn; }}") == ""
 
 
 def test_sync_compare_plays_seeks_and_flips_together(page, app_url):

@@ -1,0 +1,83 @@
+"""A range of frames in the timecode player (issue 38): I marks its first frame, O its last (the
+frame on screen each time), a span under the picture shows it on the video's length, "⟲ Loop" plays it
+over and over, and "Comment at" then pins the comment to the whole range (its first and last frames).
+A comment's range handed back is shown the same way.
+
+HTML, CSS and JavaScript joined into the player's one Custom Components v2 module
+(components/common/timecode_player.py), apart here to keep each file about one thing.
+"""
+
+from __future__ import annotations
+
+HTML = """<div class="tp-range" hidden>
+  <div class="tp-track"><div class="tp-span"></div></div>
+  <span class="tp-range-text"></span>
+  <button type="button" class="tp-loop" aria-pressed="false" title="Play the range over and over">⟲ Loop</button>
+  <button type="button" class="tp-range-clear" title="No range">✕</button>
+</div>"""
+
+CSS = """
+.tp-range { display: flex; align-items: center; gap: 0.375rem; font-size: var(--st-base-font-size); }
+.tp-range[hidden] { display: none; }
+.tp-track { position: relative; flex: 1; height: 0.5rem; border-radius: 0.25rem; background: var(--st-border-color); }
+.tp-span { position: absolute; top: 0; bottom: 0; border-radius: 0.25rem; background: var(--st-primary-color); }
+.tp-range-text { font-variant-numeric: tabular-nums; color: var(--st-text-color); }
+.tp-loop, .tp-range-clear { font: inherit; min-height: 1.75rem; color: var(--st-text-color);
+    background: var(--st-background-color); border: 1px solid var(--st-border-color);
+    border-radius: var(--st-button-radius); padding: 0 0.5rem; cursor: pointer; }
+.tp-loop[aria-pressed="true"] { border-color: var(--st-primary-color); color: var(--st-primary-color); }
+"""
+
+JS = r"""
+function renderRange(m) {
+    const bar = m.root.querySelector(".tp-range"), r = m.range;
+    bar.hidden = r.in === null;
+    m.root.dataset.rangeIn = r.in === null ? "" : String(r.in);
+    m.root.dataset.rangeOut = r.out === null ? "" : String(r.out);
+    if (r.in === null) return;
+    const frames = m.video.duration ? Math.max(1, Math.round(m.video.duration * m.fps))
+        : Math.max(r.in, r.out || 0) + 1;
+    const last = r.out === null ? r.in : r.out;
+    const span = bar.querySelector(".tp-span");
+    span.style.left = `${100 * r.in / frames}%`;
+    span.style.width = `${Math.max(0.5, 100 * (last - r.in + 1) / frames)}%`;
+    bar.querySelector(".tp-range-text").textContent =
+        `${frameTimecode(r.in, m.fps)} – ${frameTimecode(last, m.fps)} (${last - r.in + 1} frames)`;
+}
+
+function setUpRange(m) {
+    const root = m.root, video = m.video, loop = root.querySelector(".tp-loop");
+    m.range = { in: null, out: null, loop: false };
+    m.markIn = () => {
+        m.range.in = m.shown;
+        if (m.range.out !== null && m.range.out < m.range.in) m.range.out = null;
+        renderRange(m);
+    };
+    m.markOut = () => {
+        if (m.range.in === null || m.shown < m.range.in) m.range.in = m.shown;
+        m.range.out = m.shown;
+        renderRange(m);
+    };
+    m.clearRange = () => {
+        m.range = { in: null, out: null, loop: false };
+        loop.setAttribute("aria-pressed", "false");
+        renderRange(m);
+    };
+    loop.addEventListener("click", () => {
+        m.range.loop = !m.range.loop;
+        loop.setAttribute("aria-pressed", String(m.range.loop));
+        if (m.range.loop && video.paused) { seekFrame(video, m.range.in, m.fps); video.play(); }
+    });
+    root.querySelector(".tp-range-clear").addEventListener("click", m.clearRange);
+    // Past the range's last frame while looping: back to its first, on the next painted frame.
+    const wrap = () => {
+        const r = m.range;
+        if (r.loop && r.in !== null && !video.paused && video.currentTime >= ((r.out ?? r.in) + 1) / m.fps) {
+            video.currentTime = (r.in + 0.5) / m.fps;
+        }
+        requestAnimationFrame(wrap);
+    };
+    requestAnimationFrame(wrap);
+    video.addEventListener("loadedmetadata", () => renderRange(m));
+}
+"""

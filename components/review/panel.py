@@ -123,7 +123,7 @@ def compare(results: list[Result], now: float) -> None:
     playable = [(m, short_id(r.task_id)) for m, r in zip(media, results, strict=True) if m is not None]
     if len(playable) >= 2:
         sync_compare([m for m, _ in playable], [label for _, label in playable],
-                     key=SYNC_PREFIX + ".".join(r.task_id for r in results))
+                     key=SYNC_PREFIX + ".".join(r.task_id for r in results), fps=player.fps(results[0].record))
     if len(playable) < len(results):
         st.caption("Not playable here (no link, no kept copy): " + ", ".join(
             short_id(r.task_id) for m, r in zip(media, results, strict=True) if m is None))

@@ -1,6 +1,7 @@
 """Two to four takes side by side, played as one: a single control bar (play/pause, a scrubber, the
 time) drives every video, and the others follow the first (the leader). With two takes, "A/B flip"
-stacks them in one place and shows one at a time, at the same instant of both.
+stacks them in one place and shows one at a time, at the same instant of both, and "Wipe" shows B over A
+cut by a line the reviewer drags; ◀ ▶ (or ← → on the focused bar) step every take a frame at once.
 
 All of it happens in the browser, with no round trip to Python: syncing through script reruns would
 stutter. While playing, a follower more than 0.05 s away from the leader is put back on it; the
@@ -30,14 +31,17 @@ __all__ = ["sync_compare"]
 MIN_VIDEOS, MAX_VIDEOS = 2, 4
 
 _HTML = """
-<div class="sc">
+<div class="sc" tabindex="0">
   <div class="sc-grid"></div>
   <div class="sc-bar">
     <button type="button" class="sc-play" title="Play or pause every video">&#9654; Play</button>
     <input type="range" class="sc-seek" min="0" max="0" step="0.01" value="0" aria-label="Position of every video">
     <span class="sc-time">00:00.00 / 00:00.00</span>
+    <button type="button" class="sc-step" data-step="-1" title="Every take a frame back (←)">◀</button>
+    <button type="button" class="sc-step" data-step="1" title="Every take a frame on (→)">▶</button>
     <button type="button" class="sc-flip"
             title="Show one take at a time in the same place; press again to switch">A/B flip</button>
+    <button type="button" class="sc-wipe" title="One take over the other, split by a line you drag">Wipe</button>
     <button type="button" class="sc-split" title="Show the takes next to each other">Side by side</button>
   </div>
 </div>
@@ -47,8 +51,16 @@ _CSS = """
 .sc { display: flex; flex-direction: column; gap: 0.5rem; font-family: var(--st-font);
       color: var(--st-text-color); font-size: var(--st-base-font-size); }
 .sc-grid { display: grid; gap: 0.5rem; }
-.sc-grid.flipped { grid-template-columns: minmax(0, 1fr) !important; }
-.sc-grid.flipped .sc-tile { grid-area: 1 / 1; }
+.sc-grid.flipped, .sc-grid.wiped { grid-template-columns: minmax(0, 1fr) !important; }
+.sc-grid.flipped .sc-tile, .sc-grid.wiped .sc-tile { grid-area: 1 / 1; }
+.sc-frame { position: relative; }
+/* Wipe: B over A, cut at the divider; A's label on the left, B's on the right. */
+.sc-grid.wiped .sc-tile:nth-child(2) video { clip-path: inset(0 0 0 var(--sc-wipe, 50%)); }
+.sc-grid.wiped .sc-tile:nth-child(2) .sc-label { text-align: right; }
+.sc-divider { display: none; position: absolute; top: 0; bottom: 0; left: var(--sc-wipe, 50%); width: 0.25rem;
+              margin-left: -0.125rem; background: #fff; box-shadow: 0 0 0.25rem #000; cursor: ew-resize;
+              touch-action: none; }
+.sc-grid.wiped .sc-tile:nth-child(2) .sc-divider { display: block; }
 .sc-tile.hidden { visibility: hidden; }
 .sc-tile { display: flex; flex-direction: column; gap: 0.25rem; min-width: 0; }
 .sc-label { font-size: 0.875em; opacity: 0.8; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
@@ -57,6 +69,7 @@ _CSS = """
 /* On a phone the bar wraps: the position slider takes a line of its own rather than shrinking to a
    few pixels, and no button runs off the screen. */
 .sc-bar { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 0.75rem; }
+.sc-step, .sc-wipe { font: inherit; }
 .sc-seek { flex: 1 1 10rem; min-width: 4rem; accent-color: var(--st-primary-color); }
 .sc-time { font-variant-numeric: tabular-nums; white-space: nowrap; }
 .sc button { font: inherit; color: var(--st-text-color); background: var(--st-background-color);
@@ -85,8 +98,9 @@ function fmt(seconds) {
 function setUp(root) {
     const q = (sel) => root.querySelector(sel);
     const m = { grid: q(".sc-grid"), play: q(".sc-play"), seek: q(".sc-seek"), time: q(".sc-time"),
-                flip: q(".sc-flip"), split: q(".sc-split"), videos: [], loaded: null,
-                dragging: false, frame: 0, lastCheck: 0, seekLead: 0, flipped: false, shown: 0 };
+                flip: q(".sc-flip"), split: q(".sc-split"), wipe: q(".sc-wipe"), videos: [], loaded: null,
+                dragging: false, frame: 0, lastCheck: 0, seekLead: 0, flipped: false, wiped: false, shown: 0,
+                fps: 24 };
     m.play.addEventListener("click", () => {
         const leader = m.videos[0];
         if (!leader) return;
@@ -96,22 +110,61 @@ function setUp(root) {
     m.seek.addEventListener("change", () => { m.dragging = false; });
     m.seek.addEventListener("input", () => seekAll(m, Number(m.seek.value)));
     m.flip.addEventListener("click", () => {
-        if (m.flipped) m.shown = 1 - m.shown; else { m.flipped = true; m.shown = 0; }
+        if (m.flipped) m.shown = 1 - m.shown; else { m.flipped = true; m.wiped = false; m.shown = 0; }
         layout(m);
     });
-    m.split.addEventListener("click", () => { m.flipped = false; layout(m); });
+    m.wipe.addEventListener("click", () => { m.wiped = true; m.flipped = false; layout(m); });
+    m.split.addEventListener("click", () => { m.flipped = false; m.wiped = false; layout(m); });
+    for (const stepper of root.querySelectorAll(".sc-step")) {
+        stepper.addEventListener("click", () => step(m, Number(stepper.dataset.step)));
+    }
+    root.addEventListener("keydown", (event) => {
+        if (event.target !== root || (event.key !== "ArrowLeft" && event.key !== "ArrowRight")) return;
+        step(m, event.key === "ArrowLeft" ? -1 : 1);
+        event.preventDefault();
+        event.stopPropagation();
+    });
     m.cleanup = () => cancelAnimationFrame(m.frame);
     return m;
 }
 
 function layout(m) {
     const canFlip = m.videos.length === 2;
-    if (!canFlip) m.flipped = false;
+    if (!canFlip) { m.flipped = false; m.wiped = false; }
     m.grid.classList.toggle("flipped", m.flipped);
+    m.grid.classList.toggle("wiped", m.wiped);
     m.grid.style.gridTemplateColumns = `repeat(${m.videos.length}, minmax(0, 1fr))`;
     [...m.grid.children].forEach((tile, i) => tile.classList.toggle("hidden", m.flipped && i !== m.shown));
     m.flip.hidden = !canFlip;
-    m.split.hidden = !m.flipped;
+    m.wipe.hidden = !canFlip || m.wiped;
+    m.split.hidden = !m.flipped && !m.wiped;
+}
+
+// Every take a frame back or on, paused, each on the middle of that frame (the same frame of each).
+function step(m, by) {
+    const leader = m.videos[0];
+    if (!leader) return;
+    for (const video of m.videos) video.pause();
+    const frame = Math.max(0, Math.floor(leader.currentTime * m.fps + 1e-6) + by);
+    seekAll(m, (frame + 0.5) / m.fps);
+}
+
+// Dragging the wipe's divider (or anywhere on the stacked pictures) moves the cut.
+function dragWipe(m, frame) {
+    const place = (event) => {
+        const r = frame.getBoundingClientRect();
+        const share = Math.min(1, Math.max(0, (event.clientX - r.left) / r.width));
+        m.grid.style.setProperty("--sc-wipe", `${(100 * share).toFixed(2)}%`);
+        m.grid.dataset.wipe = share.toFixed(3);
+    };
+    frame.addEventListener("pointerdown", (event) => {
+        if (!m.wiped) return;
+        frame.setPointerCapture(event.pointerId);
+        place(event);
+        const move = (e) => place(e);
+        frame.addEventListener("pointermove", move);
+        frame.addEventListener("pointerup", () => frame.removeEventListener("pointermove", move), { once: true });
+    });
 }
 
 function show(m) {
@@ -192,7 +245,13 @@ function build(m, urls, labels, height) {
             }
         });
         video.src = url;
-        tile.append(label, video);
+        const frame = document.createElement("div");
+        frame.className = "sc-frame";
+        const divider = document.createElement("div");
+        divider.className = "sc-divider";
+        frame.append(video, divider);
+        if (i === 1) dragWipe(m, frame);
+        tile.append(label, frame);
         m.grid.append(tile);
         return video;
     });
@@ -214,6 +273,7 @@ function build(m, urls, labels, height) {
         });
     }
     m.flipped = m.flipped && m.videos.length === 2;
+    m.wiped = m.wiped && m.videos.length === 2;
     m.shown = 0;
     layout(m);
     show(m);
@@ -227,6 +287,7 @@ export default function (component) {
         m = setUp(root);
         mounts.set(root, m);
     }
+    m.fps = data.fps || 24;
     const wanted = JSON.stringify([data.urls, data.labels, data.height]);
     if (wanted !== m.loaded) {
         m.loaded = wanted;
@@ -239,7 +300,8 @@ export default function (component) {
 _compare = st.components.v2.component("dailies.sync_compare", html=_HTML, css=_CSS, js=_JS)
 
 
-def sync_compare(urls: Sequence[str | Path], labels: Sequence[str], *, key: str, height: int = 240) -> None:
+def sync_compare(urls: Sequence[str | Path], labels: Sequence[str], *, key: str, height: int = 240,
+                 fps: float = 24.0) -> None:
     """Draw 2 to 4 videos side by side (each `height` pixels tall, letterboxed) under one control
     bar; the first leads. `labels` name them, one each (shown as "A · label", "B · label", ...).
     Each of `urls` is a URL string or a Path of a file on this machine (see
@@ -257,5 +319,6 @@ def sync_compare(urls: Sequence[str | Path], labels: Sequence[str], *, key: str,
             "urls": [playable_url(url, f"dailies.sync_compare[{key}][{i}]") for i, url in enumerate(urls)],
             "labels": [str(label) for label in labels],
             "height": int(height),
+            "fps": float(fps),
         },
     )

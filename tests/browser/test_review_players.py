@@ -389,6 +389,50 @@ def test_sync_compare_plays_seeks_and_flips_together(page, app_url):
     page.locator(".sc-split").click()
     assert shown() == ["visible", "visible"]
 
+    # Stepping moves both takes to the same decoded frame.
+    seek.fill("1")
+    for _ in range(3):
+        page.locator(".sc-step[data-step='1']").click()
+    page.wait_for_function(f"""() => {{ {SHADOW}
+        return q('.sc video').every(v => v.paused && !v.seeking && Math.abs(v.currentTime - 27.5 / 24) < 0.005); }}""")
+    assert compare_frames(page) == [27, 27]
+    # Wipe: B over A, cut at the divider the reviewer drags; both stay on the frame.
+    page.locator(".sc-wipe").click()
+    frame = page.locator(".sc-frame").nth(1).bounding_box()
+    page.mouse.move(frame["x"] + frame["width"] / 2, frame["y"] + frame["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(frame["x"] + frame["width"] * 0.25, frame["y"] + frame["height"] / 2, steps=4)
+    page.mouse.up()
+    wiped = page.evaluate(f"""() => {{ {SHADOW} const grid = q('.sc-grid')[0], b = q('.sc video')[1];
+        return [grid.classList.contains('wiped'), Number(grid.dataset.wipe), getComputedStyle(b).clipPath,
+                q('.sc-tile').map(t => t.classList.contains('hidden'))]; }}""")
+    assert wiped[0] and abs(wiped[1] - 0.25) < 0.02 and wiped[2].startswith("inset(0px 0px 0px 25"), wiped
+    assert wiped[3] == [False, False]  # both drawn, one over the other
+    screenshot(page, "review-players-wipe")
+    page.locator(".sc-step[data-step='-1']").click()
+    page.wait_for_function(f"""() => {{ {SHADOW}
+        return q('.sc video').every(v => v.paused && !v.seeking && Math.abs(v.currentTime - 26.5 / 24) < 0.005); }}""")
+    assert compare_frames(page) == [26, 26]
+    # Flip from the wipe: one take at a time, the one shown has its picture (no black frame) on that frame.
+    page.locator(".sc-flip").click()
+    for shown in (0, 1):
+        visible = page.evaluate(f"() => {{ {SHADOW} return q('.sc-tile').map(t => !t.classList.contains('hidden')); }}")
+        assert visible == [shown == 0, shown == 1], visible
+        assert compare_frames(page)[shown] == 26
+        page.locator(".sc-flip").click()
+
+
+def compare_frames(page) -> list[int]:
+    """The frame each video of the comparison shows, read from its picture (the bar's left edge, as
+    DECODED_FRAME); -1 for a picture with no bar (black, or not drawn)."""
+    return page.evaluate(f"""() => {{ {SHADOW} return q('.sc video').map(v => {{
+        const c = document.createElement('canvas'); c.width = v.videoWidth; c.height = v.videoHeight;
+        const g = c.getContext('2d'); g.drawImage(v, 0, 0);
+        const row = g.getImageData(0, c.height >> 1, c.width, 1).data;
+        for (let x = 0; x < c.width; x++) if (row[4 * x] > 200 && row[4 * x + 1] > 200 && row[4 * x + 2] > 200)
+            return Math.round(x / ((c.width - 16) / {FPS * SECONDS - 1}));
+        return -1; }}); }}""")
+
 
 def test_on_a_phone_the_players_fit_the_screen_and_a_landscape_take_is_drawn_short(page, app_url):
     """At 390 px the comparison's control bar ran 11 px off the screen ("A/B flip" cut), its position

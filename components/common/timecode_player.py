@@ -48,6 +48,7 @@ class PlayerState:
     # The shapes drawn on that frame, as the browser sent them (the journal checks them when saving).
     comment_drawing: list[dict[str, Any]] | None = None
     comment_out_frame: int | None = None  # the last frame of the range marked (I, O), when one was
+    frame: int | None = None  # the frame where the video was last paused or sought to
 
 
 _HTML_TEMPLATE = """
@@ -161,6 +162,7 @@ function setUp(root) {
         const position = hundredth(video.currentTime);
         if (position === m.sentPosition) return;  // a rerun only for news
         m.sentPosition = position;
+        m.api.setStateValue("frame", frameOfTime());  // for the page's address (a link to this frame)
         m.api.setStateValue("position", position);
     };
     video.addEventListener("play", () => { cancelAnimationFrame(m.frame); m.frame = requestAnimationFrame(follow); });
@@ -336,6 +338,7 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
             "show_out_frame": show_out_frame,
         },
         on_position_change=_ignore,
+        on_frame_change=_ignore,
         on_comment_change=_ignore,
     )
     comment, position = result.get("comment"), result.get("position")
@@ -343,7 +346,8 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
     return PlayerState(comment_at=_comment_seconds(comment), position=None if position is None else float(position),
                        comment_frame=_comment_frame(comment),
                        comment_drawing=drawing if isinstance(drawing, list) else None,
-                       comment_out_frame=_comment_frame(comment, "out_frame"))
+                       comment_out_frame=_comment_frame(comment, "out_frame"),
+                       frame=_comment_frame({"frame": result.get("frame")}))
 
 
 def _comment_seconds(comment: object) -> float | None:

@@ -17,7 +17,7 @@ from components.common.comments import player_seek
 from components.common.markdown_text import markdown_text
 from components.common.records import format_time, length_text, model_as_written
 from components.common.stored_requests import stored_requests
-from components.common.timecode_player import timecode_player
+from components.common.timecode_player import PlayerState, timecode_player
 from components.review import comments as review_comments
 from components.review.results import Result, Shot
 from components.review.state_keys import (
@@ -140,14 +140,15 @@ def status_history(journal: Journal, result: Result, tz: tzinfo) -> None:
                         f"{STATUS_LABELS.get(change.previous or 'pending')} → {STATUS_LABELS[change.status]}")
 
 
-def version_player(result: Result, now: float, height: int | None, max_height: str | None = None) -> None:
+def version_player(result: Result, now: float, height: int | None,
+                   max_height: str | None = None) -> PlayerState | None:
     """The version's player: a comment takes its position ("Comment at …"), a comment's timecode sets it.
     Plays the live link, else the kept copy; says why there is nothing to play otherwise. `height` None:
     the video's own shape across the column, no taller than `max_height` (timecode_player)."""
     choice = player.choose(result.record, result.kept, now, on_service=result.listed)
     if choice.media is None:
         st.info(choice.reason, icon="🎞️")
-        return
+        return None
     # Handed over once: the player goes there, and a later click on the same timecode goes there again.
     seek = player_seek(st.session_state.pop(SEEK_KEY.format(result.task_id), None))
     state = timecode_player(choice.media, key=PLAYER_KEY.format(result.task_id), height=height,
@@ -163,6 +164,7 @@ def version_player(result: Result, now: float, height: int | None, max_height: s
         st.session_state[PINNED_DRAWING_KEY.format(result.task_id)] = state.comment_drawing
         st.session_state[PINNED_OUT_KEY.format(result.task_id)] = state.comment_out_frame
         review_comments.open_form(result.task_id)
+    return state
 
 
 def fill_from_service(results: list[Result], client, cache_id: str, wait_s: float | None = None) -> None:

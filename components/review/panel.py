@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from components.common import connection, data, keep, player
+from components.common.address import from_address, to_address
 from components.common.markdown_text import markdown_text
 from components.common.records import format_time, length_text, model_as_written, tokens
 from components.common.shot_labels import labels_among_many
@@ -52,6 +53,7 @@ from components.review.state_keys import (
     HANDOFF_KEY,
     INBOX_KEY,
     LEFT_KEY,
+    LINKED_FRAME_KEY,
     MEMBER_KEY,
     PAGE_KEY,
     PER_PAGE_KEY,
@@ -59,6 +61,7 @@ from components.review.state_keys import (
     REEL_KEY,
     REFRESH_KEY,
     REPORT_KEY,
+    SEEK_KEY,
     SHARE_KEY,
     SHARE_PANEL_KEY,
     SYNC_PREFIX,
@@ -66,6 +69,7 @@ from components.review.state_keys import (
 from components.review.sync_compare import sync_compare
 from dailies.client import Client
 from dailies.journal import STATUS_LABELS, Journal
+from dailies.timecodes import is_frame
 
 LEFT_PREFIX = LEFT_KEY.split("{")[0]
 
@@ -185,6 +189,12 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     members = sorted({r.author for r in results if r.author})
     st.caption(f"Reviewing as **{markdown_text(journal.author)}**" + (" · the project's journal, shared by its members"
                                                        if journal.scope and journal.scope.is_project else ""))
+    # The view in the address (`?show=…&by=…&batch=…&compare=id,id`), values not labels: Streamlit's own
+    # binding writes a widget's labels there, and some change with what the page knows.
+    from_address(INBOX_KEY, "show", lambda v: v if v in INBOX_FILTERS else None)
+    from_address(MEMBER_KEY, "by", lambda v: v if v in members else None)
+    from_address(BATCH_KEY, "batch", lambda v: v if v in batches else None)
+    from_address(COMPARE_KEY, "compare", lambda v: [t for t in v.split(",") if t in by_id][:COMPARE_MAX] or None)
     cols = st.columns([2, 2, 3, 4, 1.4], vertical_alignment="bottom")
     with cols[4]:
         st.button("⟳ Refresh", key=REFRESH_KEY, on_click=_list_anew,
@@ -195,7 +205,8 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
                              on_change=_reset_page, persist_state="session")
     with cols[1]:
         member = st.selectbox("Made by", [ANYONE, *members], key=MEMBER_KEY, on_change=_reset_page,
-                              format_func=lambda m: "Anyone" if m == ANYONE else m, persist_state="session")
+                              format_func=lambda m: "Anyone" if m == ANYONE else m,
+                              persist_state="session")
     with cols[2]:
         batch = st.selectbox("Batch", [ALL, *batches], key=BATCH_KEY, on_change=_reset_page,
                              format_func=lambda b: "All batches" if b == ALL else _batch_label(batches[b]),
@@ -215,6 +226,10 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
         chosen = st.multiselect(f"Compare side by side (2 to {COMPARE_MAX})", list(by_id), key=COMPARE_KEY,
                                 max_selections=COMPARE_MAX, persist_state="session",
                                 format_func=lambda t: labels.get(t, t), placeholder="Pick results to compare")
+        to_address("show", None if inbox == next(iter(INBOX_FILTERS)) else inbox)
+        to_address("by", None if member == ANYONE else member)
+        to_address("batch", None if batch == ALL else batch)
+        to_address("compare", ",".join(chosen) if chosen else None)
         if batch_ids is not None:
             in_batch = [s.newest.task_id for s in shown][:COMPARE_MAX]
             st.button("Compare this batch", key=COMPARE_BATCH_KEY, disabled=len(in_batch) < 2,
@@ -313,6 +328,17 @@ def _draw_comparison(comparing, compared: list[Result], now: float) -> None:
         compare(compared, now)
 
 
+def _seek_to_linked_frame(task_id: str) -> None:
+    """A link's `&frame=N`: the player goes there once, on the session's first run of this shot."""
+    frame = st.query_params.get("frame", "")
+    opened = st.session_state.get(LINKED_FRAME_KEY)
+    if opened == (task_id, frame):
+        return
+    st.session_state[LINKED_FRAME_KEY] = (task_id, frame)
+    if frame.isdigit() and is_frame(int(frame)):
+        st.session_state[SEEK_KEY.format(task_id)] = {"seek_frame": int(frame)}
+
+
 def single(client: Client | None, journal: Journal, task_id: str, now: float, tz: tzinfo) -> None:
     """The deep-linked task alone, at the top of the page: the way back, the player as wide as the page
     in the video's own shape, then its details and review widgets beside its comments. Asked of the
@@ -320,6 +346,7 @@ def single(client: Client | None, journal: Journal, task_id: str, now: float, tz
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         if st.button("← All results", key=BACK_KEY, type="primary"):
             st.query_params.pop("task", None)
+            st.query_params.pop("frame", None)
             st.rerun()
         st.markdown(f"**{markdown_text(task_id)}**")  # the address's, as typed
         # Opened from a card far down the grid, the page would stay scrolled there.
@@ -334,7 +361,12 @@ def single(client: Client | None, journal: Journal, task_id: str, now: float, tz
                     journal.kept(task_id), listed=loaded.live, author=journal.authors(ids).get(task_id, ""))
     cache_id = connection.current().cache_id
     asked_at = ask_charges([result], client, cache_id)  # its cost, read while its prompt is
-    version_player(result, now, None, SINGLE_PLAYER_MAX_HEIGHT)
+    _seek_to_linked_frame(task_id)
+    state = version_player(result, now, None, SINGLE_PLAYER_MAX_HEIGHT)
+    if state is not None and state.frame is not None:
+        # The address links to the frame shown (and is not taken for a new link on the next run).
+        st.query_params["frame"] = str(state.frame)
+        st.session_state[LINKED_FRAME_KEY] = (task_id, str(state.frame))
     render_review_keys(journal, task_id, online=client is not None)
     left, right = st.columns(2, gap="large")  # the comments as wide as the rest: each row holds its buttons
     with left:

@@ -29,6 +29,7 @@ PINNED_FRAME_KEY = "review.comment_frame.{}"  # the frame shown when "Comment at
 PINNED_DRAWING_KEY = "review.comment_drawing.{}"  # what was drawn on that frame
 PINNED_OUT_KEY = "review.comment_out_frame.{}"  # the last frame of the range marked, when one was
 POSITION_KEY = "review.position.{}"  # where the version's player was last paused or sought to
+LINKED_FRAME_KEY = "review.linked_frame"  # (task id, frame) of the address the one-shot view last went to
 KEYS_KEY = "review.keys"  # the one-shot view's keyboard row; its buttons' keys start with it
 REPLYING_KEY = "review.reply_to.{}"
 SEEK_KEY = "review.seek.{}"  # the position the card's player is asked to go to

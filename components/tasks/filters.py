@@ -2,16 +2,20 @@
 
 Each widget keeps its value in `st.session_state["tasks.<name>"]` for the whole session
 (`persist_state="session"`), so the filters survive the table's auto refresh and a visit to
-another page. Changing a filter goes back to page 1: page 3 of another filter means nothing.
+another page, and in the page's address (`/tasks?status=failed&tier=flex`: components/common/address.py,
+values not labels), so a link opens the same view. Changing a filter goes back to page 1: page 3 of
+another filter means nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
+from components.common.address import from_address, to_address
 from components.tasks.rows import parse_task_ids, status_label
 from components.tasks.state_keys import (
     ENDPOINT_KEY,
@@ -73,8 +77,38 @@ def model_options(journal: Journal) -> list[str]:
     return options + [model for model in journal.submitted_models() if model not in options]
 
 
+def _number(low: int, high: int) -> Callable[[str], int | None]:
+    def parse(text: str) -> int | None:
+        return int(text) if text.isdigit() and low <= int(text) <= high else None
+    return parse
+
+
+def _from_address(models: list[str]) -> None:
+    """The filters of a link (`?status=failed&model=…&endpoint=…&tier=flex&ids=…&page=2&per_page=50`);
+    a value that is none of the widget's is left out."""
+    from_address(STATUS_KEY, "status", lambda v: v if v in LISTABLE_FILTERS else None)
+    from_address(MODEL_KEY, "model", lambda v: v if v in models else None)
+    from_address(ENDPOINT_KEY, "endpoint", lambda v: v[:200])
+    from_address(TIER_KEY, "tier", lambda v: v if v in ("default", "flex") else None)
+    from_address(TASK_IDS_KEY, "ids", lambda v: v.replace(",", "\n")[:20_000])
+    from_address(PAGE_KEY, "page", _number(L.PAGE_NUM_MIN, L.PAGE_NUM_MAX))
+    from_address(PAGE_SIZE_KEY, "per_page", _number(L.PAGE_SIZE_MIN, L.PAGE_SIZE_MAX))
+
+
+def _to_address(status: str, model: str, endpoint: str, tier: str, ids_text: str, page: int, page_size: int) -> None:
+    to_address("status", None if status == ALL_STATUSES else status)
+    to_address("model", None if model == ANY_MODEL else model)
+    to_address("endpoint", endpoint.strip() or None)
+    to_address("tier", None if tier == "default" else tier)
+    to_address("ids", ",".join(parse_task_ids(ids_text)) or None)
+    to_address("page", None if page == 1 else str(page))
+    to_address("per_page", None if page_size == L.PAGE_SIZE_DEFAULT else str(page_size))
+
+
 def render(journal: Journal) -> TaskFilters:
     """Draw the filter bar; return the filters it sets."""
+    models = model_options(journal)
+    _from_address(models)
     top = st.columns([2, 3])
     with top[0]:
         status = st.selectbox(
@@ -85,7 +119,7 @@ def render(journal: Journal) -> TaskFilters:
         )
     with top[1]:
         model = st.selectbox(
-            "Model", model_options(journal), key=MODEL_KEY, persist_state="session",
+            "Model", models, key=MODEL_KEY, persist_state="session",
             format_func=lambda m: "Any model" if m == ANY_MODEL else m, on_change=_back_to_first_page,
             help="The filter matches the model id or endpoint id a task was created with. The record shows "
                  "the model id even for tasks created through an endpoint (`ep-...`).",
@@ -105,7 +139,8 @@ def render(journal: Journal) -> TaskFilters:
         )
     with api[1]:
         tier = st.radio(
-            "Service tier", ["default", "flex"], key=TIER_KEY, persist_state="session", horizontal=True,
+            "Service tier", ["default", "flex"], key=TIER_KEY, persist_state="session",
+            horizontal=True,
             format_func=lambda t: f"{t} · {TIER_HELP[t].split(' ')[0]}", on_change=_back_to_first_page,
             help="default: " + TIER_HELP["default"] + ". flex: " + TIER_HELP["flex"] + ".",
         )
@@ -122,10 +157,12 @@ def render(journal: Journal) -> TaskFilters:
         page = st.number_input("Page", min_value=L.PAGE_NUM_MIN, max_value=L.PAGE_NUM_MAX, step=1,
                                key=PAGE_KEY, persist_state="session")
     with bottom[2]:
-        page_size = st.number_input("Per page", min_value=L.PAGE_SIZE_MIN, max_value=L.PAGE_SIZE_MAX,
-                                    value=L.PAGE_SIZE_DEFAULT, step=10, key=PAGE_SIZE_KEY, persist_state="session",
-                                    on_change=_back_to_first_page)
+        # Its default through the session, not value=: a link's page size is set there too.
+        st.session_state.setdefault(PAGE_SIZE_KEY, L.PAGE_SIZE_DEFAULT)
+        page_size = st.number_input("Per page", min_value=L.PAGE_SIZE_MIN, max_value=L.PAGE_SIZE_MAX, step=10,
+                                    key=PAGE_SIZE_KEY, persist_state="session", on_change=_back_to_first_page)
 
+    _to_address(status, model, endpoint, tier, ids_text, page, page_size)
     chosen_model = endpoint.strip() or (None if model == ANY_MODEL else model)
     return TaskFilters(
         status=None if status == ALL_STATUSES else status,

@@ -12,10 +12,12 @@ import io
 
 import pytest
 from PIL import Image, ImageStat
+from playwright.sync_api import expect
 
 from tests.support.waiting import wait_for, wait_until
 
-from .ui import grid_rows, open_page, screenshot, settle, until_quiet, video_state
+from .test_team_sharing import wait_for_row
+from .ui import COMPONENT_QUERY, grid_rows, open_page, screenshot, settle, until_quiet, video_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -60,6 +62,15 @@ def test_result_plays_in_the_task_detail(page, product):
     assert played > 0.5
     assert page.get_by_text("Last frame", exact=True).count() == 1
     screenshot(page, "tasks-detail")
+
+    # Links hold the view: Tasks' filters, and a Review shot at a frame (its player on that frame).
+    open_page(page, product, f"/tasks?status=succeeded&ids={task_id}")
+    expect(page.get_by_role("combobox", name="Status")).to_have_value("✅ succeeded")
+    wait_for_row(page, task_id)
+    open_page(page, product, f"/review?task={task_id}&frame=30")
+    page.wait_for_function(f"""() => {{ {COMPONENT_QUERY} const root = q('.tp')[0];
+        return root && root.dataset.frame === '30'; }}""")
+    assert "frame=30" in page.url and f"task={task_id}" in page.url
 
 
 def test_table_refreshes_while_a_task_runs_then_stops(page, product):

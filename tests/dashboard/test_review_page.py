@@ -735,3 +735,32 @@ def test_the_one_shot_view_takes_verdicts_and_moves_between_shots_from_buttons_w
     assert at.query_params["task"] == results[0] and [t.value for t in at.toast] == ["No previous shot."]
     at.button(key="review.keys.comment").click().run()
     assert comment_form(at, results[0]).proto.popover.open
+
+
+def test_links_hold_the_filters_the_comparison_and_the_shot_and_frame(env, results, monkeypatch):
+    """Review's filters and comparison are read from the address (and written to it); a shot's link
+    with &frame=N opens its player on that frame."""
+    at = open_review(**{"show": "all", "compare": f"{results[0]},nope"})
+    assert not at.exception
+    assert at.selectbox(key="review.inbox").value == "all"
+    assert at.multiselect(key="review.compare").value == [results[0]]  # an id no result has is left out
+    at.multiselect(key="review.compare").select(results[1]).run()
+    assert at.query_params["compare"] == f"{results[0]},{results[1]}"
+    at.multiselect(key="review.compare").unselect(results[0]).unselect(results[1]).run()
+    assert "compare" not in at.query_params
+
+    from components.review import card as review_card
+
+    seeks = []
+    real = review_card.timecode_player
+
+    def player(url, *, key, **options):
+        seeks.append((key, options.get("seek_frame")))
+        return real(url, key=key, **options)
+
+    monkeypatch.setattr(review_card, "timecode_player", player)
+    open_review(task=results[2], frame="30")
+    assert (f"review.player.{results[2]}", 30) in seeks
+    seeks.clear()
+    open_review(task=results[2], frame="-3")  # not a frame: the player opens where it would
+    assert seeks == [(f"review.player.{results[2]}", None)]

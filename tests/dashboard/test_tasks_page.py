@@ -225,6 +225,20 @@ def test_status_filter(dashboard_env, seeded):
     assert any("No tasks match" in i.value for i in at.info)
 
 
+def test_the_filters_are_in_the_address_so_a_link_opens_the_same_view(dashboard_env, seeded):
+    at = open_tasks(status="failed", ids=",".join(seeded.default_tier), per_page="50")
+    no_errors(at)
+    assert at.selectbox(key="tasks.status").value == "failed" and table_ids(at) == [seeded.failed]
+    assert at.number_input(key="tasks.page_size").value == 50 and not at.warning
+    at.selectbox(key="tasks.status").select("succeeded").run()
+    assert at.query_params["status"] == "succeeded" and at.query_params["per_page"] == "50"
+    at.radio(key="tasks.tier").set_value("flex").run()
+    assert at.query_params["tier"] == "flex"
+    at = open_tasks(status="no-such-status", page="0")  # values that mean nothing are left out
+    no_errors(at)
+    assert at.selectbox(key="tasks.status").value == "all" and at.number_input(key="tasks.page").value == 1
+
+
 def test_task_ids_filter_takes_lines_commas_and_spaces(dashboard_env, seeded):
     at = open_tasks()
     at.text_area(key="tasks.task_ids").input(f"{seeded.failed}, {seeded.succeeded[0]}\n\n{seeded.failed}").run()

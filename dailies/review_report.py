@@ -61,6 +61,7 @@ class ReportComment:
     resolved: bool = False
     depth: int = 0  # 0 for a comment, 1 for a reply to it, ...
     reply_to: int | None = None  # the 1-based position, in the entry's comments, of the comment this answers
+    drawn_frame: bytes | None = None  # a JPEG of its frame with its drawing, when it has both and a copy is kept
 
 
 @dataclass
@@ -116,12 +117,14 @@ def entries_from_journal(journal: Journal, task_ids: Iterable[str],
                          records: Mapping[str, TaskRecord | None] | None = None,
                          thumbnails: Mapping[str, bytes | None] | None = None,
                          prompts: Mapping[str, str] | None = None,
-                         results: Collection[str] | None = None) -> list[ReportEntry]:
+                         results: Collection[str] | None = None,
+                         videos: Mapping[str, str | Path | bytes | None] | None = None) -> list[ReportEntry]:
     """A report entry per task, in the order given: prompt and model from the journal's submission
     (else `prompts`, e.g. the service's stored request; the record's model), status, stars and
     comments from the journal, creation time from the record (else the submission). Versions are
     numbered as the Review page numbers them (dailies.journal.version_numbers: among the shot's
-    results), `results` being the tasks that are results (the page's); None: as the journal knows."""
+    results), `results` being the tasks that are results (the page's); None: as the journal knows.
+    `videos`: each version's kept copy (a path or its bytes), for the frames its drawings are on."""
     ids = list(dict.fromkeys(task_ids))
     records, thumbnails, prompts = records or {}, thumbnails or {}, prompts or {}
     submissions, statuses = journal.submissions(ids), journal.statuses(ids)
@@ -144,9 +147,18 @@ def entries_from_journal(journal: Journal, task_ids: Iterable[str],
             status_by=change.author if change is not None else "", status_at=change.at if change is not None else None,
             ratings=dict(ratings.get(tid, {})),
             comments=[ReportComment(c.author, c.created_at, c.timecode, c.body, c.resolved, depth,
-                                    position.get(c.parent_id) if c.parent_id else None) for c, depth in ordered],
+                                    position.get(c.parent_id) if c.parent_id else None,
+                                    _drawn_frame((videos or {}).get(tid), c)) for c, depth in ordered],
             thumbnail=thumbnails.get(tid), shot_id=shot_id))
     return entries
+
+
+def _drawn_frame(video: str | Path | bytes | None, comment: Any) -> bytes | None:
+    if video is None or comment.frame is None or not comment.drawing:
+        return None
+    from .frame_drawing import drawn_frame
+
+    return drawn_frame(video, comment.frame, comment.drawing)
 
 
 # ---------- CSV ----------
@@ -263,6 +275,20 @@ def thumbnail_from_kept(kept: Mapping[str, KeptFile], width: int = THUMBNAIL_WID
     return None
 
 
+def video_from_kept(kept: Mapping[str, KeptFile]) -> Path | bytes | None:
+    """The kept copy of a result's video, for the frames its drawings are on: the file here, else the
+    bucket's bytes; None when it is not kept or cannot be read now."""
+    from .spec.results import VIDEO_NAME
+
+    file = kept.get(VIDEO_NAME)
+    if file is None:
+        return None
+    try:
+        return file.path if file.path is not None else file.read_bytes()
+    except Exception:  # a bucket that cannot be read now: no drawn frames, the report still builds
+        return None
+
+
 # ---------- PDF ----------
 
 
@@ -373,6 +399,21 @@ def _image_size(data: bytes, width: float, height: float) -> tuple[Any, float, f
     return image, image.width * scale, image.height * scale
 
 
+DRAWN_FRAME_WIDTH_MM = 80.0
+
+
+def _drawn_frame_image(w: _Writer, data: bytes, indent: float) -> None:
+    """A comment's frame with its drawing, under its text, on the next page when it does not fit."""
+    image = _image_size(data, DRAWN_FRAME_WIDTH_MM, DRAWN_FRAME_WIDTH_MM)
+    if image is None:
+        return
+    pdf = w.pdf
+    if pdf.get_y() + image[2] + 2 > pdf.h - pdf.b_margin:
+        pdf.add_page()
+    pdf.image(image[0], x=w.margin + indent, y=pdf.get_y() + 1, w=image[1], h=image[2])
+    pdf.set_y(pdf.get_y() + image[2] + 2)
+
+
 def to_pdf(entries: Iterable[ReportEntry], title: str = "Review report", now: float | None = None) -> bytes:
     """The report as a PDF: the title and date, then per version its thumbnail beside the version,
     id, model and date, the prompt, the status line, the stars, and the comments with their
@@ -430,6 +471,8 @@ def to_pdf(entries: Iterable[ReportEntry], title: str = "Review report", now: fl
                 c.author, _readable(c.created_at), "resolved" if c.resolved else "") if p)
             w.para(("↳ " if c.depth and w.unicode else "") + head, size=9, bold=True, indent=indent)
             w.para(c.body, size=10, indent=indent + 3)
+            if c.drawn_frame:
+                _drawn_frame_image(w, c.drawn_frame, indent + 3)
             pdf.ln(1)
         pdf.ln(4)
     if w.missing:

@@ -23,7 +23,14 @@ from components.review.results import Result
 from components.review.state_keys import REPORT_DOWNLOAD_KEY
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
-from dailies.review_report import entries_from_journal, thumbnail_from_kept, thumbnail_of, to_csv, to_pdf
+from dailies.review_report import (
+    entries_from_journal,
+    thumbnail_from_kept,
+    thumbnail_of,
+    to_csv,
+    to_pdf,
+    video_from_kept,
+)
 from dailies.spec.models import TaskRecord
 from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
 
@@ -76,10 +83,12 @@ def build(results: Sequence[Result], journal: Journal, now: float,
             if thumbnails[r.task_id] is None and r.record is not None:
                 thumbnails[r.task_id] = live_thumbnail(client, r.record, now)
     # Numbered among the page's results (every version of the shots shown), as the cards number them.
+    drawn = {r.task_id for r in results if any(c.drawing and c.frame is not None for c in r.comments)}
     entries = entries_from_journal(
         journal, ids, records={r.task_id: r.record for r in results},
         thumbnails=thumbnails,
-        prompts={r.task_id: r.prompt for r in results if r.prompt}, results=ids)
+        prompts={r.task_id: r.prompt for r in results if r.prompt}, results=ids,
+        videos={tid: video_from_kept(r.kept) for r in results if (tid := r.task_id) in drawn})
     return to_pdf(entries, title, now=now), to_csv(entries).encode("utf-8-sig")
 
 

@@ -16,15 +16,15 @@ from pathlib import Path
 from .tasks import check_output_file
 
 REPORT_ABOUT = ("Per version: a thumbnail (from a kept copy), the prompt, the review status with who set it and "
-                "when, each person's stars and the average, and every comment with its timecode. The CSV has a row "
-                "per comment.")
+                "when, each person's stars and the average, and every comment with its timecode (and the frame "
+                "with its drawing, from a kept copy). The CSV has a row per comment.")
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from ..journal import Journal
-    from ..review_report import entries_from_journal, thumbnail_from_kept, to_csv, to_pdf
+    from ..review_report import entries_from_journal, thumbnail_from_kept, to_csv, to_pdf, video_from_kept
     from ..spec.models import TaskRecord
 
     if args.csv is None and args.pdf is None:
@@ -44,7 +44,11 @@ def cmd_report(args: argparse.Namespace) -> int:
             except ValidationError:
                 records[tid] = None
         thumbnails = {tid: thumbnail_from_kept(journal.kept(tid)) for tid in ids} if not args.no_thumbnails else {}
-        entries = entries_from_journal(journal, ids, records, thumbnails)
+        # Only the copies of versions with a drawing on a frame are read (a bucket's is downloaded).
+        drawn = [tid for tid, said in journal.comments(ids).items()
+                 if any(c.drawing and c.frame is not None for c in said)]
+        entries = entries_from_journal(journal, ids, records, thumbnails,
+                                       videos={tid: video_from_kept(journal.kept(tid)) for tid in drawn})
         unknown = [e.task_id for e in entries if not e.prompt and not e.comments and not e.ratings
                    and e.status_by == "" and records.get(e.task_id) is None]
         for tid in unknown:

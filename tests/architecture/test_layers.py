@@ -33,6 +33,7 @@ LAYERS: list[set[str]] = [
     {"service.node"},
     {"service.api"},
     {"journal"},
+    {"frame_drawing"},
     {"reel", "review_report", "launcher", "streamlit_logs", "edit_handoff"},
     {"cli"},
     {"__main__"},

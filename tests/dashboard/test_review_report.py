@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 import time
 
@@ -492,3 +493,59 @@ def test_a_version_nobody_kept_gets_its_frame_from_its_live_links(tmp_path, jour
             assert live_thumbnail(client, expired, now) is None  # a dead link: no frame, no error
     finally:
         live.stop()
+
+
+def _numbered_clip(path, frames: int = 24) -> None:
+    """A 24 fps clip whose frame i is blue at 10 * i (so a picture tells which frame it is)."""
+    import av
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("mpeg4", rate=24)
+        stream.width, stream.height, stream.pix_fmt = 320, 180, "yuv420p"
+        stream.options = {"qscale": "2"}
+        for i in range(frames):
+            picture = av.VideoFrame.from_image(Image.new("RGB", (320, 180), (0, 0, 10 * i)))
+            out.mux(stream.encode(picture))
+        out.mux(stream.encode(None))
+
+
+def test_a_comment_drawn_on_a_frame_is_that_frame_with_its_drawing_in_the_pdf(journal, tmp_path):
+    import shutil
+    import subprocess
+
+    ana = journal.scoped(Scope.of_project(BASE, "studio", author="Ana"))
+    clip = tmp_path / "kept.mp4"
+    _numbered_clip(clip)
+    ana.add_comment("cgt-9", "ring this", timecode=0.52, frame=12,
+                    drawing=[{"kind": "rect", "x1": 0.25, "y1": 0.25, "x2": 0.75, "y2": 0.75, "width": 0.03}])
+    ana.add_comment("cgt-9", "no drawing here", timecode=0.1)
+    [entry] = entries_from_journal(ana, ["cgt-9"], videos={"cgt-9": clip})
+    drawn, plain = entry.comments
+    assert plain.drawn_frame is None
+    picture = Image.open(io.BytesIO(drawn.drawn_frame)).convert("RGB")
+    assert picture.size == (320, 180)
+    background = picture.getpixel((20, 20))
+    assert abs(background[2] - 120) < 25 and background[0] < 40, background  # frame 12, not another
+    edge = picture.getpixel((80, 90))  # the rectangle's left side, in the default red
+    assert edge[0] > 180 and edge[1] < 90, edge
+    # Without the kept copy (or its frame) the comment is still reported, without a picture.
+    [entry] = entries_from_journal(ana, ["cgt-9"], videos={"cgt-9": b"not a video"})
+    assert entry.comments[0].drawn_frame is None
+
+    [entry] = entries_from_journal(ana, ["cgt-9"], videos={"cgt-9": clip})
+    pdf = to_pdf([entry], "Drawn")
+    pdf_path = tmp_path / "drawn.pdf"
+    pdf_path.write_bytes(pdf)
+    assert len(pypdf.PdfReader(io.BytesIO(pdf)).pages[0].images) == 1
+    # The page as a reader sees it (pdftoppm): the frame's blue and the drawing's red are on it.
+    if shutil.which("pdftoppm") is None:
+        message = "pdftoppm (poppler-utils) is not installed: bash .ci/run installs it"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    subprocess.run(["pdftoppm", "-png", "-r", "60", "-f", "1", "-l", "1", str(pdf_path), str(tmp_path / "page")],
+                   check=True, timeout=60)
+    [rendered] = list(tmp_path.glob("page*.png"))
+    page = Image.open(rendered).convert("RGB")
+    colours = page.getcolors(page.width * page.height)
+    assert any(r > 180 and g < 90 and b < 90 and n > 20 for n, (r, g, b) in colours)  # the drawing
+    assert any(r < 40 and g < 40 and 95 < b < 145 and n > 200 for n, (r, g, b) in colours)  # frame 12's blue

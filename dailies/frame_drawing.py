@@ -22,7 +22,7 @@ MAX_DECODED_FRAMES = 120 * 60
 WIDTH_PX = 640  # the picture's width in the report (the frame is scaled down to it)
 
 
-def frame_picture(source: str | Path | bytes, frame: int) -> Any | None:
+def frame_picture(source: Path | bytes, frame: int) -> Any | None:
     """The frame numbered `frame` (from 0, in presentation order) of a video, as a Pillow image; None
     when the video cannot be read or ends before it."""
     from .spec.media import open_untrusted
@@ -32,7 +32,8 @@ def frame_picture(source: str | Path | bytes, frame: int) -> Any | None:
             stream = container.streams.video[0]
             rate = float(stream.average_rate or stream.guessed_rate or 24)
             for index, decoded in enumerate(container.decode(stream)):
-                number = round(float(decoded.pts * decoded.time_base) * rate) if decoded.pts is not None else index
+                at = decoded.pts * decoded.time_base if decoded.pts is not None and decoded.time_base else None
+                number = index if at is None else round(float(at) * rate)
                 if number >= frame:
                     return decoded.to_image()
                 if index >= MAX_DECODED_FRAMES:
@@ -77,7 +78,7 @@ def draw(image: Any, shapes: Sequence[Shape]) -> Any:
     return picture
 
 
-def drawn_frame(source: str | Path | bytes, frame: int, shapes: Sequence[Shape], width: int = WIDTH_PX) -> bytes | None:
+def drawn_frame(source: Path | bytes, frame: int, shapes: Sequence[Shape], width: int = WIDTH_PX) -> bytes | None:
     """A JPEG of the frame with the drawing over it, `width` pixels wide at most; None when the frame
     cannot be read."""
     image = frame_picture(source, frame)

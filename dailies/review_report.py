@@ -118,7 +118,7 @@ def entries_from_journal(journal: Journal, task_ids: Iterable[str],
                          thumbnails: Mapping[str, bytes | None] | None = None,
                          prompts: Mapping[str, str] | None = None,
                          results: Collection[str] | None = None,
-                         videos: Mapping[str, str | Path | bytes | None] | None = None) -> list[ReportEntry]:
+                         videos: Mapping[str, Path | bytes | None] | None = None) -> list[ReportEntry]:
     """A report entry per task, in the order given: prompt and model from the journal's submission
     (else `prompts`, e.g. the service's stored request; the record's model), status, stars and
     comments from the journal, creation time from the record (else the submission). Versions are
@@ -153,7 +153,7 @@ def entries_from_journal(journal: Journal, task_ids: Iterable[str],
     return entries
 
 
-def _drawn_frame(video: str | Path | bytes | None, comment: Any) -> bytes | None:
+def _drawn_frame(video: Path | bytes | None, comment: Any) -> bytes | None:
     if video is None or comment.frame is None or not comment.drawing:
         return None
     from .frame_drawing import drawn_frame

@@ -163,7 +163,7 @@ def _emptied_head_database(postgres: PostgresServer) -> str:
         name = _head_databases[id(postgres)] = f"dailies_head_{os.getpid()}"
         make_engine(postgres.create_database(name)).dispose()
         return name
-    postgres.empty_database(name, keep={"dailies_service_version"})
+    postgres.empty_database(name, keep={"dailies_service_version", "journal_version"})
     return name
 
 

@@ -38,7 +38,7 @@ CSS = """
 .tp-tools[hidden] { display: none; }
 .tp-tool, .tp-undo, .tp-clear, .tp-draw { font: inherit; font-size: var(--st-base-font-size); min-height: 2rem;
     color: var(--st-text-color); background: var(--st-background-color); border: 1px solid var(--st-border-color);
-    border-radius: var(--st-button-radius); padding: 0 0.5rem; cursor: pointer; }
+    border-radius: var(--st-button-radius); padding: 0 0.375rem; cursor: pointer; }
 .tp-tool[aria-pressed="true"], .tp-draw[aria-pressed="true"] { border-color: var(--st-primary-color);
     color: var(--st-primary-color); }
 .tp-colour { width: 1.25rem; height: 1.25rem; border-radius: 50%; border: 1px solid var(--st-border-color);

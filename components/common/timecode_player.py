@@ -64,7 +64,8 @@ _HTML_TEMPLATE = """
       <option value="0.25">0.25×</option><option value="0.5">0.5×</option><option value="1" selected>1×</option>
       <option value="1.5">1.5×</option><option value="2">2×</option>
     </select>
-    <button type="button" class="tp-draw" aria-pressed="false" title="Draw on this frame">✏️ Draw</button>
+    <button type="button" class="tp-draw" aria-pressed="false" title="Draw on this frame"
+            aria-label="Draw">✏️</button>
     <button type="button" class="tp-comment" title="Comment on the frame shown">Comment at 00:00.00</button>
   </div>
   RANGE_BAR
@@ -97,11 +98,13 @@ _CSS = """
 .tp-comment:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
 .tp:focus-visible { outline: 2px solid var(--st-primary-color); outline-offset: 2px; }
 .tp-bar { display: flex; align-items: center; gap: 0.375rem; flex-wrap: wrap; }
-.tp-tc { font-variant-numeric: tabular-nums; font-size: var(--st-base-font-size); color: var(--st-text-color);
-         min-width: 6.5em; text-align: center; }
+/* The bar holds on one line in a card two a row: compact controls, the readout in small type. */
+.tp-bar { gap: 0.25rem; }
+.tp-tc { font-variant-numeric: tabular-nums; font-size: 0.875em; color: var(--st-text-color);
+         text-align: center; padding: 0 0.125rem; }
 .tp-step, .tp-speed { font: inherit; font-size: var(--st-base-font-size); color: var(--st-text-color);
                       background: var(--st-background-color); border: 1px solid var(--st-border-color);
-                      border-radius: var(--st-button-radius); min-height: 2rem; padding: 0 0.5rem; cursor: pointer; }
+                      border-radius: var(--st-button-radius); min-height: 2rem; padding: 0 0.375rem; cursor: pointer; }
 .tp-step:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
 """ + frame_ink.CSS + frame_range.CSS + """
 .tp-comment:active { background: var(--st-primary-color); color: #fff; }

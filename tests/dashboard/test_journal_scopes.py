@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from dailies.journal import Journal, Scope, Submission
+from dailies.journal.schema import JOURNAL
 from dailies.journal.statuses import APPROVED, PENDING, REJECTED
+from dailies.service.db import migrate
 from dailies.spec.media import encode_data_url
 
 from ..support.legacy_reviews import legacy_review, legacy_reviews
@@ -166,7 +168,7 @@ def test_a_version_0_file_is_migrated_with_its_rows_unscoped(old_file):
     journal = Journal(old_file)
     db = sqlite3.connect(old_file)
     # At the journal's head revision, and marked as version 1 for the releases before migrations.
-    assert db.execute("SELECT version_num FROM journal_version").fetchall() == [("0001",)]
+    assert db.execute("SELECT version_num FROM journal_version").fetchall() == [(migrate.head(JOURNAL),)]
     assert db.execute("PRAGMA user_version").fetchone()[0] == 1
     indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"ix_submissions_batch", "ix_submissions_time"} <= indexes

@@ -122,9 +122,16 @@ def run_sql_beside(revision_file: str, words: DialectWords | None = None) -> Non
 
 
 def table_exists(conn: Connection, name: str) -> bool:
-    """Without an inspector's catalogue queries: one cheap lookup that takes no lock a writer waits on."""
+    """Without an inspector's catalogue queries: one cheap lookup that takes no lock a writer waits on.
+
+    On PostgreSQL a query of pg_class, not to_regclass: to_regclass answers from the session's catalogue
+    cache, which learns of another session's commit only when this one next locks a relation, and an
+    advisory lock is no such lock; so a process that waited on the upgrade lock while another created
+    the version table was told it was still missing, and upgraded again."""
     if conn.dialect.name == "postgresql":
-        return bool(conn.execute(text("SELECT to_regclass(:name) IS NOT NULL"), {"name": name}).scalar())
+        return bool(conn.execute(text(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class WHERE relname = :name "
+            "AND relnamespace = current_schema()::regnamespace)"), {"name": name}).scalar())
     return conn.execute(text("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"),
                         {"name": name}).first() is not None
 

@@ -26,11 +26,13 @@ FORMAT_LABELS = {"otio": "OpenTimelineIO (.otio)", "edl": "EDL, CMX 3600 (.edl)"
                  "fcpxml": "Final Cut Pro XML (.fcpxml)"}
 
 
-def handed_off(results: Sequence[Result], journal: Journal, fmt: str, now: float) -> tuple[str, int, list[str]]:
-    """The file's text, how many clips it holds, and the versions left out with why."""
+def handed_off(results: Sequence[Result], journal: Journal, fmt: str, now: float,
+               keep_order: bool = False) -> tuple[str, int, list[str]]:
+    """The file's text, how many clips it holds, and the versions left out with why: oldest first, or
+    in the order given (`keep_order`: a reel's)."""
     from dailies.edit_handoff import shots_from_journal, timeline, write
 
-    ordered = sorted(results, key=lambda r: r.created_at)
+    ordered = list(results) if keep_order else sorted(results, key=lambda r: r.created_at)
     by_id = {r.task_id: r for r in ordered}
     names = dict(zip(by_id, labels_among_many([r.prompt for r in ordered],
                                               [r.record.seed if r.record else None for r in ordered], width=40),

@@ -30,6 +30,7 @@ from components.review.state_keys import (
     BURN_IN_KEY,
     EARLIER_KEY,
     FPS_KEY,
+    HANDOFF_ORDER_KEY,
     LAST_KEY,
     MAKE_KEY,
     ORDER_KEY,
@@ -178,6 +179,19 @@ def _show(path: Path, journal: Journal | None = None, client=None) -> None:
                            key=REEL_SHARE_PANEL_KEY.format(path.stem))
 
 
+def _handoff_of_order(ordered: list[Result], journal: Journal, now: float) -> None:
+    """The reel's order for the edit: its approved, kept versions as an OpenTimelineIO timeline."""
+    from components.review.handoff_download import handed_off
+    from dailies.handoff_formats import FORMATS
+
+    text, clips, _ = handed_off(ordered, journal, "otio", now, keep_order=True)
+    if clips:
+        st.download_button(f"🎞️ This order for the edit (OTIO, {clips} approved shot{'s' if clips != 1 else ''})",
+                           text, file_name=f"dailies-reel-{time.strftime('%Y%m%d-%H%M')}.otio",
+                           mime=FORMATS["otio"][2], key=HANDOFF_ORDER_KEY, on_click="ignore",
+                           help="Each approved version with a kept copy, in the reel's order, comments as markers")
+
+
 def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: float) -> None:
     """The reel maker: pick versions (approved by default), arrange them, choose slates and burn-in,
     make the reel with a progress bar, then play and download it."""
@@ -209,6 +223,8 @@ def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: 
             bar.empty()
             st.session_state[LAST_KEY] = str(path)
             st.success(f"Made a reel of {len(order)} shot(s) at {time.strftime('%H:%M:%S')}")
+    if order:
+        _handoff_of_order([by_id[t] for t in order], journal, now)
     last = st.session_state.get(LAST_KEY)
     if last and Path(last).is_file():
         _show(Path(last), journal, client)

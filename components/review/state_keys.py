@@ -78,6 +78,7 @@ REEL_SHARE_KEY = "reel.share.{}"
 REEL_SHARE_PANEL_KEY = "reel.share_panel.{}"
 MAKE_KEY = "reel.make"
 EARLIER_KEY = "reel.earlier"
+HANDOFF_ORDER_KEY = "reel.handoff"  # the reel's order as an OTIO timeline
 
 # report_download.py
 REPORT_DOWNLOAD_KEY = "review.report"  # the report's buttons start with it

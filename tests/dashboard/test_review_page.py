@@ -505,6 +505,13 @@ def test_the_reel_maker_opens_from_review_with_the_approved_versions(env, result
     assert not at.exception
     picked = [m for m in at.multiselect if m.key != review_panel.COMPARE_KEY]
     assert [m.value for m in picked] == [[results[1]]]  # the approved version, picked at first
+    # Not kept: nothing to hand to the edit yet; kept, its order goes as an OTIO timeline.
+    assert not [b for b in at.get("download_button") if "for the edit" in b.proto.label]
+    with Client(base_url=SERVICE_URL[0], api_key=os.environ["ARK_API_KEY"]) as client:
+        keep_result(client, env, client.tasks.get(results[1]))
+    at.run()
+    [handoff] = [b for b in at.get("download_button") if "for the edit" in b.proto.label]
+    assert handoff.proto.label == "🎞️ This order for the edit (OTIO, 1 approved shot)"
 
 
 def test_a_report_of_the_notes_of_the_versions_shown(env, results):

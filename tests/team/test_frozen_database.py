@@ -12,6 +12,7 @@ answer from none at all.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -71,11 +72,13 @@ def frozen(server: PostgresServer) -> Iterator[None]:
     pids = postgres_pids(server)
     try:
         for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
+            with contextlib.suppress(ProcessLookupError):  # a backend that ended since it was listed
+                os.kill(pid, signal.SIGSTOP)
         yield
     finally:
         for pid in pids:
-            os.kill(pid, signal.SIGCONT)
+            with contextlib.suppress(ProcessLookupError):  # listed as it ended: nothing to continue
+                os.kill(pid, signal.SIGCONT)
 
 
 def threads_named(name: str) -> int:

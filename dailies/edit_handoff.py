@@ -19,10 +19,8 @@ import opentimelineio as otio
 
 from .handoff_formats import FORMATS
 from .journal.statuses import APPROVED
-from .timecodes import frame_at, frame_timecode
+from .timecodes import frame_at, frame_timecode, record_frame_rate
 
-# Seedance renders at 24 fps; a record that does not say is taken to be at it.
-DEFAULT_FPS = 24
 MARKER_NAME_CHARS = 80  # an EDL's LOC line and an editor's marker list show a line, not a paragraph
 
 
@@ -134,7 +132,7 @@ def shots_from_journal(view: Any, task_ids: Sequence[str], *, media_of: Callable
             left.append(f"{task_id}: no kept copy (keep it from Review or Tasks first)")
             continue
         record = (record_of or view.record)(task_id) or {}
-        fps = record.get("framespersecond") or DEFAULT_FPS
+        fps = record_frame_rate(record.get("framespersecond"))
         duration = record.get("duration")
         if not isinstance(duration, int | float) or duration <= 0:
             left.append(f"{task_id}: its record gives no duration")

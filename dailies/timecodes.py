@@ -66,6 +66,17 @@ def is_frame(frame: object) -> TypeGuard[int]:
     return isinstance(frame, int) and not isinstance(frame, bool) and 0 <= frame <= MAX_FRAME
 
 
+# What a record that gives no frame rate is taken to be at: Seedance renders 24 fps.
+DEFAULT_FRAME_RATE = 24.0
+
+
+def record_frame_rate(value: object) -> float:
+    """A record's `framespersecond` as a rate: a positive finite number, else DEFAULT_FRAME_RATE."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and 0 < value <= 1000:
+        return float(value)
+    return DEFAULT_FRAME_RATE
+
+
 def nominal_rate(fps: float) -> int:
     """The whole frames per second a timecode counts in: 24 for 23.976, 30 for 29.97 (non-drop)."""
     if not isinstance(fps, int | float) or isinstance(fps, bool) or not math.isfinite(fps) or not 0 < fps <= 1000:

@@ -20,6 +20,7 @@ from dailies.spec import pixels
 from dailies.spec.models import TaskRecord
 from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
 from dailies.spec.statuses import TaskStatus
+from dailies.timecodes import record_frame_rate
 
 Source = Literal["url", "kept", "none"]
 
@@ -97,8 +98,7 @@ def aspect(record: TaskRecord | None) -> float | None:
 
 def fps(record: TaskRecord | None) -> float:
     """The video's frame rate as its record says it; Seedance's 24 where it does not."""
-    rate = record.framespersecond if record is not None else None
-    return float(rate) if rate else 24.0
+    return record_frame_rate(record.framespersecond if record is not None else None)
 
 
 def fit_width(record: TaskRecord | None, height: int | None) -> int | str:

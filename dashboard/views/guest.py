@@ -49,6 +49,7 @@ from components.guest.state_keys import (
 from dailies.journal import STATUS_LABELS, STATUSES, Comment, ShareRefused, thread
 from dailies.journal.shares import GUEST_AUTHOR, MAX_ATTEMPTS, ShareState
 from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
+from dailies.timecodes import record_frame_rate
 
 REFUSALS = {
     ShareState.UNKNOWN: "This link does not open anything. Check that you copied it whole, or ask for a new one.",
@@ -180,8 +181,7 @@ def _prune(folder: Path) -> None:
 def _frame_rate(journal, share, task_id: str) -> float:
     """The shared version's frames per second, as the record saved in its scope says; else 24."""
     record = journal.scoped(share.scope_of(GUEST_AUTHOR)).record(task_id) or {}
-    rate = record.get("framespersecond")
-    return float(rate) if isinstance(rate, int | float) and not isinstance(rate, bool) and rate > 0 else 24.0
+    return record_frame_rate(record.get("framespersecond"))
 
 
 def _version(journal, share, task_id: str, number: int) -> None:

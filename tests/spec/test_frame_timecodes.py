@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from dailies.timecodes import MAX_FRAME, frame_at, frame_start, frame_timecode, is_frame, nominal_rate
+from dailies.timecodes import (
+    MAX_FRAME,
+    frame_at,
+    frame_start,
+    frame_timecode,
+    is_frame,
+    nominal_rate,
+    record_frame_rate,
+)
 
 
 @pytest.mark.parametrize(("frame", "fps", "shown"), [
@@ -39,3 +47,9 @@ def test_what_is_not_a_frame_number_is_refused(bad):
 def test_what_is_not_a_frame_rate_is_refused(fps):
     with pytest.raises(ValueError):
         nominal_rate(fps)
+
+
+@pytest.mark.parametrize(("value", "rate"), [(24, 24.0), (30, 30.0), (23.976, 23.976), (None, 24.0), (0, 24.0),
+                                             (-5, 24.0), (True, 24.0), ("24", 24.0), (float("nan"), 24.0)])
+def test_a_records_frame_rate_is_its_own_when_it_is_one_else_24(value, rate):
+    assert record_frame_rate(value) == rate

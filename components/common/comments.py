@@ -3,7 +3,7 @@ typed, and its timecode as a button that plays the version from there."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import tzinfo
 from typing import Any
 
@@ -13,7 +13,11 @@ from components.common.markdown_text import markdown_text
 from components.common.records import format_time
 from components.common.timecode_player import format_timecode
 from dailies.journal import Comment
-from dailies.timecodes import is_timecode
+from dailies.timecodes import frame_at, is_timecode
+
+# A version's marks on the player's timeline, at the most (a thread longer than this shows its first).
+MAX_MARKS = 300
+MARK_LABEL_CHARS = 80
 
 
 def said(comment: Comment, depth: int, tz: tzinfo) -> None:
@@ -53,3 +57,25 @@ def player_seek(value: object) -> dict[str, Any]:
     """The timecode_player arguments of a seek handed over in the session (`seek_request`'s, or seconds
     alone as before frames)."""
     return value if isinstance(value, dict) else {"seek_to": value}
+
+
+def timeline_marks(comments: Iterable[Comment], fps: float) -> list[dict[str, Any]]:
+    """The comments as marks on the player's timeline (timecode_player's `marks`): each one's frame (for
+    a comment from before frames were kept, the frame of its timecode), its range's last frame, whether
+    it is drawn or resolved, and who said what (cut short). Comments pinned to nothing have no mark."""
+    marks: list[dict[str, Any]] = []
+    for comment in comments:
+        if comment.frame is not None:
+            first = comment.frame
+        elif is_timecode(comment.timecode):
+            first = frame_at(comment.timecode, fps)
+        else:
+            continue
+        body = " ".join(comment.body.split())
+        if len(body) > MARK_LABEL_CHARS:
+            body = body[:MARK_LABEL_CHARS - 1] + "…"
+        marks.append({"in": first, "out": comment.out_frame, "drawn": comment.drawing is not None,
+                      "resolved": comment.resolved, "label": f"{comment.author}: {body}"})
+        if len(marks) == MAX_MARKS:
+            break
+    return marks

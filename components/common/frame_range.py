@@ -1,7 +1,9 @@
 """A range of frames in the timecode player (issue 38): I marks its first frame, O its last (the
 frame on screen each time), a span under the picture shows it on the video's length, "⟲ Loop" plays it
 over and over, and "Comment at" then pins the comment to the whole range (its first and last frames).
-A comment's range handed back is shown the same way.
+A comment's range handed back is shown the same way. Above that bar, every comment of the version is a
+mark on a strip as long as the video (a tick on its frame, a span over its range, red when drawn);
+clicking one pauses on its first frame, with its range marked (ready to loop).
 
 HTML, CSS and JavaScript joined into the player's one Custom Components v2 module
 (components/common/timecode_player.py), apart here to keep each file about one thing.
@@ -9,7 +11,8 @@ HTML, CSS and JavaScript joined into the player's one Custom Components v2 modul
 
 from __future__ import annotations
 
-HTML = """<div class="tp-range" hidden>
+HTML = """<div class="tp-marks" hidden></div>
+<div class="tp-range" hidden>
   <div class="tp-track"><div class="tp-span"></div></div>
   <span class="tp-range-text"></span>
   <button type="button" class="tp-loop" aria-pressed="false" title="Play the range over and over">⟲ Loop</button>
@@ -25,6 +28,14 @@ CSS = """
 .tp-loop, .tp-range-clear { font: inherit; min-height: 1.75rem; color: var(--st-text-color);
     background: var(--st-background-color); border: 1px solid var(--st-border-color);
     border-radius: var(--st-button-radius); padding: 0 0.5rem; cursor: pointer; }
+.tp-marks { position: relative; height: 0.625rem; border-radius: 0.25rem;
+    background: var(--st-secondary-background-color); }
+.tp-marks[hidden] { display: none; }
+.tp-mark { position: absolute; top: 0; bottom: 0; min-width: 3px; padding: 0; border: 0; border-radius: 2px;
+    background: var(--st-text-color); opacity: 0.5; cursor: pointer; }
+.tp-mark.tp-drawn { background: #e53935; }
+.tp-mark.tp-resolved { opacity: 0.2; }
+.tp-mark:hover, .tp-mark:focus-visible { opacity: 1; }
 .tp-loop[aria-pressed="true"] { border-color: var(--st-primary-color); color: var(--st-primary-color); }
 """
 
@@ -35,14 +46,46 @@ function renderRange(m) {
     m.root.dataset.rangeIn = r.in === null ? "" : String(r.in);
     m.root.dataset.rangeOut = r.out === null ? "" : String(r.out);
     if (r.in === null) return;
-    const frames = m.video.duration ? Math.max(1, Math.round(m.video.duration * m.fps))
-        : Math.max(r.in, r.out || 0) + 1;
+    const frames = lengthInFrames(m, Math.max(r.in, r.out || 0));
     const last = r.out === null ? r.in : r.out;
     const span = bar.querySelector(".tp-span");
     span.style.left = `${100 * r.in / frames}%`;
     span.style.width = `${Math.max(0.5, 100 * (last - r.in + 1) / frames)}%`;
     bar.querySelector(".tp-range-text").textContent =
         `${frameTimecode(r.in, m.fps)} – ${frameTimecode(last, m.fps)} (${last - r.in + 1} frames)`;
+}
+
+// The video's length in frames, else (no metadata yet) enough for the frames named.
+function lengthInFrames(m, lastNamed) {
+    return m.video.duration ? Math.max(1, Math.round(m.video.duration * m.fps)) : lastNamed + 1;
+}
+
+function renderMarks(m) {
+    const strip = m.root.querySelector(".tp-marks"), marks = m.marks || [];
+    strip.hidden = marks.length === 0;
+    strip.replaceChildren();
+    if (!marks.length) return;
+    const frames = lengthInFrames(m, Math.max(...marks.map((k) => k.out ?? k.in)));
+    for (const mark of marks) {
+        const last = mark.out ?? mark.in, button = document.createElement("button");
+        button.type = "button";
+        button.className = "tp-mark" + (mark.drawn ? " tp-drawn" : "") + (mark.resolved ? " tp-resolved" : "");
+        button.style.left = `${Math.min(99.6, 100 * mark.in / frames)}%`;
+        button.style.width = `${100 * (last - mark.in + 1) / frames}%`;
+        button.title = `${frameTimecode(mark.in, m.fps)} ${mark.label}`;  // text, never markup
+        button.setAttribute("aria-label", button.title);
+        button.dataset.in = String(mark.in);
+        button.dataset.out = String(last);
+        button.addEventListener("click", () => {
+            m.video.pause();
+            m.shapes = []; m.shownShapes = []; renderInk(m);
+            m.clearRange();
+            if (mark.out !== null && mark.out !== undefined) m.range = { in: mark.in, out: mark.out, loop: false };
+            renderRange(m);
+            seekFrame(m.video, mark.in, m.fps);
+        });
+        strip.appendChild(button);
+    }
 }
 
 function setUpRange(m) {
@@ -78,6 +121,6 @@ function setUpRange(m) {
         requestAnimationFrame(wrap);
     };
     requestAnimationFrame(wrap);
-    video.addEventListener("loadedmetadata", () => renderRange(m));
+    video.addEventListener("loadedmetadata", () => { renderRange(m); renderMarks(m); });
 }
 """

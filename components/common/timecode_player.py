@@ -282,6 +282,8 @@ export default function (component) {
         renderRange(m);
         renderInk(m);
     }
+    const marks = JSON.stringify(data.marks || []);
+    if (marks !== m.marksSent) { m.marksSent = marks; m.marks = data.marks || []; renderMarks(m); }
     return m.cleanup;
 }
 """
@@ -310,7 +312,7 @@ def playable_url(media: str | Path, coordinates: str) -> str:
 def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, height: int | None = None,
                     max_height: str | None = None, aspect: float | None = None, fps: float | None = None,
                     seek_frame: int | None = None, show_drawing: list[dict[str, Any]] | None = None,
-                    show_out_frame: int | None = None) -> PlayerState:
+                    show_out_frame: int | None = None, marks: list[dict[str, Any]] | None = None) -> PlayerState:
     """Draw the player of `url` (see `playable_url`) and its "Comment at mm:ss.cc" button.
 
     `seek_to`: a time in seconds to show, paused. The player goes there when the value differs from
@@ -325,7 +327,8 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
     record's; 24 when unknown), for the frame readout, stepping and the comment's frame. `seek_frame`:
     a frame to show, paused (as `seek_to`, which it overrides). `show_drawing`: shapes drawn over the
     frame sought to (a comment's drawing), until the video plays. `show_out_frame`: with `seek_frame`,
-    the last frame of the comment's range, shown as a span.
+    the last frame of the comment's range, shown as a span. `marks`: the version's comments on the
+    timeline (components.common.comments.timeline_marks).
     """
     result = _player(
         key=key,
@@ -339,6 +342,7 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
             "seek_frame": seek_frame,
             "show_drawing": show_drawing,
             "show_out_frame": show_out_frame,
+            "marks": marks or [],
         },
         on_position_change=_ignore,
         on_frame_change=_ignore,

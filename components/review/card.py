@@ -13,7 +13,7 @@ from datetime import tzinfo
 import streamlit as st
 
 from components.common import charges, pages, player
-from components.common.comments import player_seek
+from components.common.comments import player_seek, timeline_marks
 from components.common.markdown_text import markdown_text
 from components.common.records import format_time, length_text, model_as_written
 from components.common.stored_requests import stored_requests
@@ -151,9 +151,10 @@ def version_player(result: Result, now: float, height: int | None,
         return None
     # Handed over once: the player goes there, and a later click on the same timecode goes there again.
     seek = player_seek(st.session_state.pop(SEEK_KEY.format(result.task_id), None))
+    fps = player.fps(result.record)
     state = timecode_player(choice.media, key=PLAYER_KEY.format(result.task_id), height=height,
-                            max_height=max_height, aspect=player.aspect(result.record), fps=player.fps(result.record),
-                            **seek)
+                            max_height=max_height, aspect=player.aspect(result.record), fps=fps,
+                            marks=timeline_marks(result.comments, fps), **seek)
     st.session_state[POSITION_KEY.format(result.task_id)] = state.position
     if choice.source == "kept":
         st.caption("💾 " + choice.reason)

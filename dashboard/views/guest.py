@@ -23,7 +23,7 @@ from pathlib import Path
 import streamlit as st
 
 from components.common import connection, shares
-from components.common.comments import player_seek, said, seek_request, timecode_button
+from components.common.comments import player_seek, said, seek_request, timecode_button, timeline_marks
 from components.common.markdown_text import markdown_text
 from components.common.timecode_player import format_timecode, timecode_player
 from components.guest.state_keys import (
@@ -197,8 +197,9 @@ def _version(journal, share, task_id: str, number: int) -> None:
             elif share.allow_comments:
                 # Handed over once, so a later click on the same timecode goes there again.
                 seek = player_seek(st.session_state.pop(SEEK_KEY.format(task_id), None))
-                state = timecode_player(video, key=PLAYER_KEY.format(task_id), fps=_frame_rate(journal, share, task_id),
-                                        **seek)
+                fps = _frame_rate(journal, share, task_id)
+                state = timecode_player(video, key=PLAYER_KEY.format(task_id), fps=fps,
+                                        marks=timeline_marks(guest.comments(task_id), fps), **seek)
                 if state.comment_at is not None:
                     st.session_state[PINNED_KEY.format(task_id)] = state.comment_at
                     st.session_state[PINNED_FRAME_KEY.format(task_id)] = state.comment_frame

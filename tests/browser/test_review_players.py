@@ -59,7 +59,10 @@ with left:
     state = timecode_player(clips / "take-a.mp4", key="player", seek_to=st.session_state.get("seek"),
                             height=None if fit else 220, max_height=fit, fps=24,
                             seek_frame=st.session_state.get("seek_frame"),
-                            show_drawing=st.session_state.get("drawing"))
+                            show_drawing=st.session_state.get("drawing"),
+                            marks=[{"in": 10, "out": 20, "drawn": True, "resolved": False,
+                                    "label": "Bo: <b>the sky</b>"},
+                                   {"in": 60, "out": None, "drawn": False, "resolved": True, "label": "Ana: here"}])
     if state.comment_at is not None:
         st.write(f"comment at {state.comment_at:.2f}")
         st.write(f"comment on frame {state.comment_frame}")
@@ -330,6 +333,20 @@ def test_a_range_marked_with_i_and_o_loops_and_goes_with_the_comment(page, app_u
     assert any(b < a for a, b in zip(frames, frames[1:], strict=False)), frames  # it went back: a wrap
     page.locator(".tp-range-clear").click()
     assert page.evaluate(f"() => {{ {SHADOW} return q('.tp')[0].dataset.rangeIn; }}") == ""
+
+    # Every comment is a mark on the timeline, where it is on the video's 96 frames: a span over a range.
+    marks = page.evaluate(f"""() => {{ {SHADOW} return q('.tp-mark').map((b) => {{
+        const strip = b.parentElement.getBoundingClientRect(), box = b.getBoundingClientRect();
+        return [b.title, b.className, (box.left - strip.left) / strip.width, box.width / strip.width]; }}); }}""")
+    assert [(title, kind) for title, kind, _, _ in marks] == [
+        ("00:00:00:10 Bo: <b>the sky</b>", "tp-mark tp-drawn"), ("00:00:02:12 Ana: here", "tp-mark tp-resolved")]
+    assert abs(marks[0][2] - 10 / 96) < 0.01 and abs(marks[0][3] - 11 / 96) < 0.01, marks
+    assert abs(marks[1][2] - 60 / 96) < 0.01, marks
+    # Clicking one shows its first frame, paused, with its range marked to loop.
+    page.locator(".tp-mark").first.click()
+    page.wait_for_function(f"""() => {{ {SHADOW} const root = q('.tp')[0], v = q('.tp video')[0];
+        return root.dataset.frame === '10' && v.paused && !v.seeking; }}""")
+    expect(page.locator(".tp-range-text")).to_have_text("00:00:00:10 – 00:00:00:20 (11 frames)")
 
 
 def test_sync_compare_plays_seeks_and_flips_together(page, app_url):

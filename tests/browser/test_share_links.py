@@ -127,6 +127,14 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
         guest.get_by_role("button", name="00:02.50").click()
         guest.wait_for_function(f"""() => {{ {DEEP_QUERY} const v = deep('video')[0];
             return v && v.paused && !v.seeking && Math.abs(v.currentTime - 2.5) < 0.02; }}""")
+        # A guest allowed to comment draws as members do: an ellipse on the paused frame goes with it.
+        guest.locator(".tp-draw").click()
+        guest.locator(".tp-tool[data-tool='ellipse']").click()
+        ink = guest.locator(".tp-ink").bounding_box()
+        guest.mouse.move(ink["x"] + ink["width"] * 0.2, ink["y"] + ink["height"] * 0.2)
+        guest.mouse.down()
+        guest.mouse.move(ink["x"] + ink["width"] * 0.5, ink["y"] + ink["height"] * 0.6, steps=4)
+        guest.mouse.up()
         guest.locator(".tp-comment").click()
         guest_settle(guest)
         guest.get_by_role("button", name="✖ not at 00:02.50").wait_for()
@@ -146,6 +154,8 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
             ("Ana", "the boat wobbles here", 2.5), ("Ana", "this corner", 1.0),
             ("Dee (guest)", "love the reflections", 2.5)]
         assert thread[2].frame == 60  # the frame the guest's player showed at 2.5 s
+        [ellipse] = thread[2].drawing
+        assert ellipse.kind == "ellipse" and ellipse.x1 < ellipse.x2 and ellipse.y1 < ellipse.y2
         open_guest(guest, shared["link"])
         guest.get_by_text("love the reflections").wait_for()
         assert guest.get_by_role("button", name="00:02.50").count() == 2
@@ -176,6 +186,10 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
         open_page(member, product, f"/review?task={first}")
         member.get_by_text("love the reflections").wait_for()
         member.get_by_text("Dee (guest)").first.wait_for()
+        # The guest's comment (the second at 00:02.50) shows the guest's frame with the guest's drawing.
+        member.get_by_role("button", name="00:02.50").nth(1).click()
+        member.wait_for_function(f"""() => {{ {DEEP_QUERY} const root = deep('.tp')[0];
+            return root && root.dataset.frame === '60' && root.dataset.shapes === '1'; }}""")
         screenshot(member, "share-member-sees-guest")
 
         # Revoked: the page says so and serves no file.

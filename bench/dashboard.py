@@ -643,15 +643,15 @@ def runs_by_page(run_log: Path, since: float) -> dict[str, list[dict]]:
 LOAD_GOAL, DEEP_LINK_GOAL = 1.5, 2.0
 
 
-def load_targets(task_id: str) -> list:
+def load_targets(task_id: str, pages: list[str] | None = None) -> list:
     Target = page_loads.Target
-    return [Target("Compose", "/"), Target("Tasks", "/tasks"), Target("Review", "/review"),
+    return [t for t in [Target("Compose", "/"), Target("Tasks", "/tasks"), Target("Review", "/review"),
             Target("Settings", "/settings"), Target("Tasks ?task=", f"/tasks?task={task_id}"),
-            Target("Review ?task=", f"/review?task={task_id}")]
+            Target("Review ?task=", f"/review?task={task_id}")] if not pages or t.name.split()[0] in pages]
 
 
 def full_loads(browser, ui_url: str, run_log: Path, bare_url: str, bare_log: Path, form_url: str, form_log: Path,
-               task_id: str, repeat: int, no_media: bool, timeline: bool) -> dict:
+               task_id: str, repeat: int, no_media: bool, timeline: bool, pages: list[str] | None = None) -> dict:
     """Every page and deep link of the dashboard, of the bare app and of the bare form app, each load a
     new session (cold and warm: bench/page_loads.py), after one untimed round (a page's first run in a
     fresh server imports its modules, once per server)."""
@@ -667,7 +667,7 @@ def full_loads(browser, ui_url: str, run_log: Path, bare_url: str, bare_log: Pat
     apps = [page_loads.App("dailies", ui_url, runs_since(run_log)),
             page_loads.App("bare", bare_url, runs_since(bare_log)),
             page_loads.App("form", form_url, runs_since(form_log))]
-    targets = load_targets(task_id)
+    targets = load_targets(task_id, pages)
     page_loads.measure_loads(browser, apps, targets, 1, new_context, READ_LOG)
     return page_loads.measure_loads(browser, apps, targets, repeat, new_context, READ_LOG, timeline)
 
@@ -689,6 +689,8 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=5,
                         help="full loads of each page and deep link, cold and warm, per app (default 5; 0: none)")
     parser.add_argument("--skip-interactions", action="store_true", help="only the full loads")
+    parser.add_argument("--pages", nargs="+", metavar="PAGE",
+                        help="full loads of these pages only (their deep links included), e.g. --pages Review")
     parser.add_argument("--browser-profile", action="store_true",
                         help="also sample the browser's main thread over one warm load of each page, both apps")
     parser.add_argument("--active", action="store_true", help="keep the queued and running rows (the Tasks "
@@ -755,7 +757,7 @@ def main() -> None:
                     interactions(session, args.repeat)
                 context.close()
                 loads = full_loads(browser, dashboard.url, run_log, bare.url, bare_log, form.url, form_log,
-                                   newest_succeeded, args.loads, args.no_media, args.timeline)
+                                   newest_succeeded, args.loads, args.no_media, args.timeline, args.pages)
                 profiles = {}
                 if args.browser_profile:
                     for target in load_targets(newest_succeeded):
@@ -770,7 +772,7 @@ def main() -> None:
         if loads:
             print(f"\nfull loads: a new session per load, median of {args.loads}; ratio = Dailies / the bare app "
                   f"(goal: a page {LOAD_GOAL}x, a deep link {DEEP_LINK_GOAL}x); {service_bench.load_average()}")
-            page_loads.report(loads, load_targets(newest_succeeded), LOAD_GOAL, DEEP_LINK_GOAL)
+            page_loads.report(loads, load_targets(newest_succeeded, args.pages), LOAD_GOAL, DEEP_LINK_GOAL)
         if profiles:
             page_loads.report_browser_profiles(profiles)
         if args.keep:

@@ -106,21 +106,25 @@ function setUpRange(m) {
         loop.setAttribute("aria-pressed", "false");
         renderRange(m);
     };
+    // Past the range's last frame while looping: back to its first, on the next painted frame. Watched
+    // only while a loop plays: a grid of idle players asks nothing of the page's frames.
+    let watching = 0;
+    const wrap = () => {
+        const r = m.range;
+        watching = 0;
+        if (!r.loop || r.in === null || video.paused) return;
+        if (video.currentTime >= ((r.out ?? r.in) + 1) / m.fps) video.currentTime = (r.in + 0.5) / m.fps;
+        watching = requestAnimationFrame(wrap);
+    };
+    const watch = () => { if (!watching) watching = requestAnimationFrame(wrap); };
+    video.addEventListener("play", watch);
     loop.addEventListener("click", () => {
         m.range.loop = !m.range.loop;
         loop.setAttribute("aria-pressed", String(m.range.loop));
         if (m.range.loop && video.paused) { seekFrame(video, m.range.in, m.fps); video.play(); }
+        watch();
     });
     root.querySelector(".tp-range-clear").addEventListener("click", m.clearRange);
-    // Past the range's last frame while looping: back to its first, on the next painted frame.
-    const wrap = () => {
-        const r = m.range;
-        if (r.loop && r.in !== null && !video.paused && video.currentTime >= ((r.out ?? r.in) + 1) / m.fps) {
-            video.currentTime = (r.in + 0.5) / m.fps;
-        }
-        requestAnimationFrame(wrap);
-    };
-    requestAnimationFrame(wrap);
     video.addEventListener("loadedmetadata", () => { renderRange(m); renderMarks(m); });
 }
 """

@@ -51,7 +51,17 @@ def _reel_name(task_id: str) -> str:
 
 
 def _media_url(media: str) -> str:
-    return media if re.match(r"^[a-z][a-z0-9+.-]*://", media) else Path(media).resolve().as_uri()
+    """A URL as it is; a relative path as it is (beside the timeline: a package that moves whole); an
+    absolute path as its file:// URL."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://", media) or not Path(media).is_absolute():
+        return media
+    return Path(media).as_uri()
+
+
+def clip_file_name(position: int, shot: HandoffShot) -> str:
+    """The name a shot's copy takes in a hand-off's media folder: its place in the cut, then its task id
+    (letters, digits, - and _ only), so the folder lists in the cut's order and no two collide."""
+    return f"{position:03d}-{re.sub(r'[^A-Za-z0-9_-]', '', shot.task_id)[-40:] or 'shot'}.mp4"
 
 
 def _marker(note: HandoffNote, fps: float) -> otio.schema.Marker:

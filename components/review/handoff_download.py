@@ -70,7 +70,8 @@ def render_handoff(results: Sequence[Result], journal: Journal, now: float | Non
                            file_name=f"dailies-cut-{datetime.fromtimestamp(now, UTC):%Y%m%d-%H%M}{ending}",
                            mime=mime, key=f"{HANDOFF_FORMAT_KEY}.download", on_click="ignore", type="primary")
         st.caption("Each shot is a clip of its kept copy; comments on a frame or a time are markers (red where "
-                   "something was drawn). Resolve, Premiere and Final Cut read these files.")
+                   "something was drawn). Resolve, Premiere and Final Cut read these files. With the clips, for "
+                   "an editor off this network: `dailies export --media-dir`.")
     else:
         st.caption("No approved version with a kept copy among those shown: approve shots, and keep them.")
     if left_out:

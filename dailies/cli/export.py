@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,36 @@ def _format_of(args: argparse.Namespace) -> str:
     raise CommandRefused(f"-o {args.output}: end it in .otio, .edl or .fcpxml, or give --format")
 
 
+def _copy_media(shots: list, kept: dict, media_dir: Path, output: Path, fmt: str) -> list:
+    """Each shot's kept copy written into `media_dir` (from this disk or the team's bucket), the shots
+    pointing at those files: by a path relative to the timeline's folder where the format allows (so
+    the folder travels with the timeline), by file:// URL for FCPXML (which takes URLs only)."""
+    from ..edit_handoff import clip_file_name
+
+    try:
+        media_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CommandRefused(f"--media-dir {media_dir}: {exc.strerror or exc}") from exc
+    moved = []
+    for position, shot in enumerate(shots, 1):
+        target = media_dir / clip_file_name(position, shot)
+        copy = kept[shot.task_id]
+        try:
+            if copy.path is not None:
+                shutil.copyfile(copy.path, target)
+            else:
+                target.write_bytes(copy.read_bytes())
+        except Exception as exc:  # a file gone or a bucket that does not answer: say which shot
+            raise CommandRefused(f"{shot.task_id}: its kept copy could not be copied to {target}: {exc}") from exc
+        print(f"dailies export: copied {shot.task_id} to {target}", file=sys.stderr)
+        if fmt == "fcpxml":
+            media = str(target.resolve())
+        else:
+            media = os.path.relpath(target.resolve(), output.resolve().parent)
+        moved.append(replace(shot, media=media))
+    return moved
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from ..edit_handoff import shots_from_journal, timeline, write
 
@@ -51,15 +84,18 @@ def cmd_export(args: argparse.Namespace) -> int:
         ids = list(dict.fromkeys(args.task))
         versions = version_labels(journal, ids)
 
+        kept = {task_id: journal.kept(task_id).get(VIDEO_NAME) for task_id in ids}
+
         def media_of(task_id: str) -> str | None:
-            kept = journal.kept(task_id).get(VIDEO_NAME)
-            return None if kept is None else str(kept.media())
+            return None if kept[task_id] is None else str(kept[task_id].media())
 
         def name_of(task_id: str) -> str:
             return " ".join(part for part in (short_title(task_id), versions.get(task_id)) if part)
 
         shots, left = shots_from_journal(journal, ids, media_of=media_of, name_of=name_of,
                                          approved_only=not args.any_status)
+        if shots and args.media_dir is not None:
+            shots = _copy_media(shots, kept, args.media_dir, args.output, fmt)
     finally:
         journal.close()
     for reason in left:
@@ -86,6 +122,9 @@ def register(sub: Any, default_data_dir: Path) -> None:
     export.add_argument("--format", choices=sorted(FORMATS), help="the format (default: from the file's ending)")
     export.add_argument("--title", default="Dailies approved", help="the timeline's name")
     export.add_argument("--any-status", action="store_true", help="every version given, approved or not")
+    export.add_argument("--media-dir", type=Path, metavar="DIR",
+                        help="copy each clip here and point the timeline at the copies (relative to the "
+                             "timeline's folder): a package for an editor off the team's network or bucket")
     export.add_argument("--data-dir", type=Path, default=default_data_dir,
                         help="where the dashboard's journal is (kept copies, statuses, comments)")
     add_connection_args(export)

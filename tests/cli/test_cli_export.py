@@ -98,3 +98,57 @@ def test_export_refuses_what_it_cannot_do_and_writes_nothing(reviewed, tmp_path)
     code, _, err = run("export", "--task", ids[0], "-o", str(tmp_path / "none.otio"), "--api-key", ANA,
                        "--base-url", base_url, "--data-dir", str(tmp_path / "empty"))
     assert code == 2 and "no journal" in err
+
+
+def test_export_with_media_dir_packages_the_clips_beside_the_timeline(reviewed, tmp_path):
+    base_url, data_dir, ids = reviewed
+    common = ["--base-url", base_url, "--api-key", ANA, "--data-dir", str(data_dir)]
+    tasks = [arg for tid in ids for arg in ("--task", tid)]
+    package = tmp_path / "for-the-editor"
+    package.mkdir()
+    code, out, err = run("export", *tasks, "-o", str(package / "cut.otio"), "--media-dir", str(package / "media"),
+                         *common)
+    assert code == 0, err
+    copies = sorted(p.name for p in (package / "media").iterdir())
+    assert copies == [f"001-{ids[0]}.mp4", f"002-{ids[3]}.mp4"]  # in the cut's order
+    assert (package / "media" / copies[0]).read_bytes() == b"not played here"
+    # The timeline names its clips relative to its own folder: the folder moves whole to the editor.
+    moved = tmp_path / "on-the-editors-disk"
+    package.rename(moved)
+    cut = otio.adapters.read_from_file(str(moved / "cut.otio"))
+    urls = [c.media_reference.target_url for c in cut.find_clips()]
+    assert urls == [f"media/{name}" for name in copies]
+    assert all((moved / url).read_bytes() == b"not played here" for url in urls)
+    # FCPXML takes URLs only: the copies' file URLs.
+    code, _, err = run("export", *tasks, "-o", str(tmp_path / "cut.fcpxml"), "--media-dir", str(tmp_path / "m"),
+                       *common)
+    assert code == 0, err
+    assert (tmp_path / "m" / copies[0]).as_uri() in (tmp_path / "cut.fcpxml").read_text()
+
+
+class _Bucket:
+    def __init__(self, answer: bytes | Exception) -> None:
+        self.answer = answer
+
+    def read(self, location: str) -> bytes:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def test_media_dir_fetches_bucket_copies_and_names_the_shot_that_cannot_be(tmp_path):
+    from dailies.cli.export import _copy_media
+    from dailies.cli.tasks import CommandRefused
+    from dailies.edit_handoff import HandoffShot
+    from dailies.journal import KeptFile
+
+    shot = HandoffShot("cgt-20261128000000-buck1", "shot", "https://bucket.example/presigned", 120, 24)
+    kept = {shot.task_id: KeptFile(shot.task_id, VIDEO_NAME, None, 5, 1.0, location="s3://kept/a.mp4",
+                                   bucket=_Bucket(b"from the bucket"))}
+    [moved] = _copy_media([shot], kept, tmp_path / "media", tmp_path / "cut.otio", "otio")
+    assert moved.media == f"media/001-{shot.task_id}.mp4"
+    assert (tmp_path / moved.media).read_bytes() == b"from the bucket"
+    kept[shot.task_id] = KeptFile(shot.task_id, VIDEO_NAME, None, 5, 1.0, location="s3://kept/a.mp4",
+                                  bucket=_Bucket(OSError("connection refused")))
+    with pytest.raises(CommandRefused, match=f"{shot.task_id}: its kept copy could not be copied.*connection refused"):
+        _copy_media([shot], kept, tmp_path / "media2", tmp_path / "cut.otio", "otio")

@@ -39,7 +39,8 @@ part stands on: the store, the scope, the reads and writes), `submissions` (batc
 timecodes, replies, resolution), `shots` (versions of a shot), `adopt` (a per-key journal brought into a
 project's scope, `Scope.of_project`, and the previous release's per-key verdicts, stars and notes, table
 `reviews`, turned into statuses, stars and comments), `kept` (kept copies), `bucket` (the team's bucket),
-`preferences`, `shares` (share links and a guest's view).
+`preferences`, `shares` (share links and a guest's view), `inbox` (what needs a person: mentions, replies,
+news of their versions; what they have read).
 
 Each part is a class that inherits the parts it stands on (`View` at the bottom; `ShotsMixin` reads
 `KeptFilesMixin`'s copies, `SharesMixin` checks kept copies and writes statuses and comments), so every
@@ -51,6 +52,7 @@ from __future__ import annotations
 from .adopt import AdoptMixin
 from .authors import AuthorsMixin
 from .comments import Comment, thread
+from .inbox import InboxItem, InboxMixin
 from .inputs import STORED_PREFIX
 from .kept import KeptFile
 from .preferences import PreferencesMixin
@@ -64,6 +66,7 @@ from .submissions import InputRef, Submission, SubmissionsMixin
 from .view import DATABASE_ENV, STORAGE_ENV
 
 __all__ = [
+    "InboxItem",
     "STATUSES",
     "STATUS_LABELS",
     "Comment",
@@ -88,7 +91,8 @@ __all__ = [
 ]
 
 
-class Journal(AuthorsMixin, SubmissionsMixin, RecordsMixin, PreferencesMixin, AdoptMixin, ShotsMixin, SharesMixin):
+class Journal(AuthorsMixin, SubmissionsMixin, RecordsMixin, PreferencesMixin, AdoptMixin, ShotsMixin, SharesMixin,
+              InboxMixin):
     """A view of the journal: one scope's rows (`scoped`), or every scope's (the constructor).
 
     `database_url` and `storage` default to DAILIES_DATABASE_URL and DAILIES_STORAGE; "" (or

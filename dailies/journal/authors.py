@@ -9,7 +9,7 @@ from .view import View
 
 # Each table that names a person, and the columns that do.
 _NAMED = {"statuses": ("author",), "comments": ("author", "resolved_by"), "authors": ("author",),
-          "shares": ("created_by",)}
+          "shares": ("created_by",), "inbox_reads": ("person",)}
 
 
 class AuthorsMixin(View):

@@ -92,6 +92,10 @@ def _define(prefix: str, postgres: bool) -> tuple[MetaData, dict[str, Table], Se
         "shots": table("shots", ("scope", "task_id"), required("task_id"), required("shot_id"),
                        Column("parent_id", String), required("how"), required("created_at", Double),
                        indexes=[("shot", "shot_id")]),
+        # Revision 0003: what each person has read of their inbox (inbox.py): item ids, and "*" at the time
+        # before which everything is.
+        "inbox_reads": table("inbox_reads", ("scope", "person", "item_id"), required("person"), required("item_id"),
+                             required("read_at", Double)),
         # Share links (shares.py): one row per share, found by its token's SHA-256 (the token is never stored).
         "shares": table("shares", ("id",), required("id"), required("token_hash"), required("scope_base_url"),
                         required("scope_key"), required("task_ids", Text), required("prompts", Text),

@@ -2,8 +2,8 @@
 
 Names are people's names as they sign (a member name may hold spaces: "Ana Lima"), so a mention is the
 longest known name that follows an `@` starting a word, compared without regard to case, and ending
-where a word ends ("@Ana," names Ana; "@Anabel" does not name Ana; "ana@studio.example" names no one). Pure: the journal finds mentions with it and
-the comment box completes with it.
+where a word ends ("@Ana," names Ana; "@Anabel" does not; "ana@studio.example" names no one). Pure: the
+journal finds mentions with it and the comment box completes with it.
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@ from __future__ import annotations
 import streamlit as st
 
 from components.common import gc_tuning, pages, signin
+from components.inbox import unread
 
 st.set_page_config(page_title="Dailies", page_icon="🎬", layout="wide")
 signin.require()  # where sign-in (OIDC) is set up: nothing but a sign-in button until signed in
-st.navigation(pages.navigation_pages()).run()
+# The person's unread inbox beside its page (never asked for a share link's guest).
+st.navigation(pages.navigation_pages(0 if pages.is_guest_request() else unread.unread_count())).run()
 gc_tuning.freeze_imported_objects()  # after the page: the modules it imported are in

@@ -348,3 +348,15 @@ def journal() -> Journal:
                   args=(conn.cache_id,))
         st.stop()
     return identity.journal_for(shared_journal(), conn.journal_scope, answer.who, fallback_name=signin.display_name())
+
+
+def journal_if_known() -> Journal | None:
+    """`journal()` for what is drawn beside a page (the navigation's unread count): None, and nothing
+    said, where there is no usable connection or the project cannot be known now."""
+    conn = current()
+    if not conn.usable:
+        return None
+    answer = identity.lookup(client(), conn.cache_id)
+    if answer.who is None and not answer.reached:
+        return None
+    return identity.journal_for(shared_journal(), conn.journal_scope, answer.who, fallback_name=signin.display_name())

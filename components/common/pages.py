@@ -40,8 +40,9 @@ class DashboardPage:
 COMPOSE = DashboardPage("views/compose.py", "Compose", ":material/edit_note:", "")
 TASKS = DashboardPage("views/tasks.py", "Tasks", ":material/view_list:", "tasks")
 REVIEW = DashboardPage("views/review.py", "Review", ":material/star:", "review")
+INBOX = DashboardPage("views/inbox.py", "Inbox", ":material/inbox:", "inbox")
 SETTINGS = DashboardPage("views/settings.py", "Settings", ":material/settings:", "settings")
-ALL = (COMPOSE, TASKS, REVIEW, SETTINGS)
+ALL = (COMPOSE, TASKS, REVIEW, INBOX, SETTINGS)
 # A share link's guest review (views/guest.py): the only page of an address with `?share=`, none otherwise.
 GUEST = DashboardPage("views/guest.py", "Shared review", ":material/share:", "guest")
 SHARE_PARAM = "share"
@@ -56,15 +57,21 @@ def _guest_at_root() -> None:
     runpy.run_path(str(Path(__file__).resolve().parents[2] / "dashboard" / GUEST.script), run_name="__main__")
 
 
-def navigation_pages() -> list[st.Page]:
-    """The router's pages, in the sidebar's order; a share link's address gets the guest page alone."""
+def navigation_pages(unread: int = 0) -> list[st.Page]:
+    """The router's pages, in the sidebar's order (Inbox with its `unread` count); a share link's address
+    gets the guest page alone."""
     if is_guest_request():
         # The guest page at /guest; the app's root (the default page, which every unknown address
         # falls back to) shows it too, so no address with `?share=` reaches another page.
         return [st.Page(_guest_at_root, title=GUEST.title, icon=GUEST.icon, default=True),
                 st.Page(GUEST.script, title=GUEST.title, icon=GUEST.icon, url_path=GUEST.url_path)]
-    return [st.Page(page.script, title=page.title, icon=page.icon, default=page.is_default,
+    return [st.Page(page.script, title=nav_title(page, unread), icon=page.icon, default=page.is_default,
                     url_path=None if page.is_default else page.url_path) for page in ALL]
+
+
+def nav_title(page: DashboardPage, unread: int = 0) -> str:
+    """A page's name in the navigation: the Inbox with its unread count, when there is any."""
+    return f"{page.title} ({unread})" if page is INBOX and unread > 0 else page.title
 
 
 def link(page: DashboardPage, label: str, icon: str | None = None, query: Mapping[str, str] | None = None,
@@ -76,10 +83,11 @@ def link(page: DashboardPage, label: str, icon: str | None = None, query: Mappin
         st.markdown(f"{icon + ' ' if icon else ''}[{label}]({page.address(query)})", help=help)
 
 
-def switch_to(page: DashboardPage) -> bool:
-    """Open `page` (this run ends there); False when the page runs without the router and cannot."""
+def switch_to(page: DashboardPage, query: Mapping[str, str] | None = None) -> bool:
+    """Open `page` (with `?query`; this run ends there); False when the page runs without the router and
+    cannot."""
     try:
-        st.switch_page(page.script)
+        st.switch_page(page.script, query_params=dict(query) if query else None)
     except StreamlitAPIException:
         return False
     return True  # not reached: st.switch_page ends the run

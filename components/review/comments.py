@@ -12,6 +12,7 @@ from datetime import tzinfo
 import streamlit as st
 
 from components.common.comments import said, seek_request, timecode_button
+from components.common.mention_box import mention_completion, people_of
 from components.common.timecode_player import format_timecode
 from components.review.state_keys import (
     COMMENT_KEY,
@@ -140,3 +141,4 @@ def form(journal: Journal, task_id: str, comments: list[Comment], on_change: Cal
                 st.button("✖ not a reply", key=NO_REPLY_KEY.format(task_id), type="tertiary",
                           on_click=_reply, args=(task_id, None), width="content")
         st.html(_FOCUS.format(key=COMMENT_KEY.format(task_id).replace(".", "-")), unsafe_allow_javascript=True)
+        mention_completion(COMMENT_KEY.format(task_id), people_of(journal))

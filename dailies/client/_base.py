@@ -229,6 +229,9 @@ class Endpoints:
     def me(self) -> RequestSpec:
         return RequestSpec("GET", self._own("me"), self._headers())
 
+    def members(self) -> RequestSpec:
+        return RequestSpec("GET", self._own("members"), self._headers())
+
     def cancel_only(self, task_id: str) -> RequestSpec:
         self._task_url(task_id)  # the same check of the id
         return RequestSpec("POST", self._own(f"tasks/{quote(task_id, safe='')}/cancel"), self._headers(), json={})

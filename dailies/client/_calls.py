@@ -31,6 +31,7 @@ from dailies.spec.models import (
     CreateTaskResponse,
     Identity,
     ListTasksResponse,
+    Members,
     ServiceInfo,
     ServiceTier,
     SpendReport,
@@ -226,6 +227,11 @@ class Calls:
         """The key's project and member name on a Dailies service (`/dailies/v1/me`, beyond the
         specification): other services answer 404 (`NotFoundError`)."""
         return (yield from self.call(self.endpoints.me(), Identity))
+
+    def members(self) -> Plan[Members]:
+        """The member names of the key's project on a Dailies service (`/dailies/v1/members`, beyond the
+        specification), for `@name` in comments: other services answer 404 (`NotFoundError`)."""
+        return (yield from self.call(self.endpoints.members(), Members))
 
     def service_info(self) -> Plan[ServiceInfo]:
         """What a Dailies service is: the local preview renderer or a gateway, and its upstream's region
@@ -627,6 +633,7 @@ class ClientBase(Generic[HttpT, TransportT, TasksT]):
 
     spend = Method(Calls.spend)
     me = Method(Calls.me)
+    members = Method(Calls.members)
     service_info = Method(Calls.service_info)
     task_request = Method(Calls.task_request)
     charges = Method(Calls.charges)

@@ -23,8 +23,9 @@ from ..spec.mentions import mentioned
 from ..spec.statuses import TaskStatus
 from .comments import Comment, CommentsMixin
 
-Kind = Literal["mention", "reply", "comment", "status", "succeeded", "failed"]
-KINDS: tuple[Kind, ...] = ("mention", "reply", "comment", "status", "succeeded", "failed")
+# "ended": a version of theirs succeeded or failed (the item's text is the task's status).
+Kind = Literal["mention", "reply", "comment", "status", "ended"]
+KINDS: tuple[Kind, ...] = ("mention", "reply", "comment", "status", "ended")
 INBOX_DAYS = 30  # older news is not news
 MAX_ITEMS = 200
 ALL_READ = "*"  # the read row whose time marks everything before it read
@@ -92,9 +93,9 @@ class InboxMixin(CommentsMixin):
                     self._visible(records), records.c.task_id.in_(made), records.c.saved_at >= since)):
                 ended = _ended(row.record)
                 if ended is not None and ended[1] >= since:
-                    kind, at = ended
-                    items[f"{kind}:{row.task_id}"] = InboxItem(f"{kind}:{row.task_id}", kind, row.task_id, "",
-                                                               at, kind)
+                    status, at = ended
+                    items[f"ended:{row.task_id}"] = InboxItem(f"ended:{row.task_id}", "ended", row.task_id, "",
+                                                              at, status)
         newest = sorted(items.values(), key=lambda item: item.at, reverse=True)[:limit]
         read_ids, read_before = self._reads(person)
         return [InboxItem(**{**item.__dict__, "read": item.id in read_ids or item.at <= read_before})
@@ -137,8 +138,8 @@ def _comment_kind(comment: Comment, person: str, people: list[str], mine: set[st
     return None
 
 
-def _ended(record_json: str) -> tuple[Kind, float] | None:
-    """("succeeded" or "failed", when) of a saved record that ended so; None otherwise."""
+def _ended(record_json: str) -> tuple[str, float] | None:
+    """(its status, when) of a saved record that succeeded or failed; None otherwise."""
     try:
         record = json.loads(record_json)
     except ValueError:
@@ -148,4 +149,4 @@ def _ended(record_json: str) -> tuple[Kind, float] | None:
     status, at = record.get("status"), record.get("updated_at")
     if status not in (TaskStatus.SUCCEEDED, TaskStatus.FAILED) or not isinstance(at, int | float):
         return None
-    return ("succeeded" if status == TaskStatus.SUCCEEDED else "failed"), float(at)
+    return str(status), float(at)

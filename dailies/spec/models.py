@@ -290,6 +290,14 @@ class Identity(_Open):
     member: str | None = None
 
 
+class Members(_Open):
+    """The named members of the key's project (`GET /dailies/v1/members`, beyond the specification): the
+    member names of its keys, for `@name` in comments; never a key."""
+
+    project: str
+    members: list[str] = []
+
+
 class ServiceInfo(_Open):
     """What a Dailies service is (`GET /dailies/v1/service`, beyond the specification)."""
 

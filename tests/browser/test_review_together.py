@@ -89,7 +89,13 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
         box = form.get_by_role("textbox", name="Comment")
         assert box.evaluate("b => document.activeElement === b")
         assert "(at 00:02.00, with your drawing)" in box.get_attribute("placeholder")
-        bo.keyboard.type("too dark here")
+        # He names Ana as he types: after "@A" the project's people who match are offered; Enter takes one.
+        bo.keyboard.type("too dark here @A")
+        offered = bo.locator(".dailies-mentions [role=option]")
+        offered.first.wait_for()
+        assert offered.all_inner_texts() == ["@Ana"]  # the names starting with A: not Bo, nor Cy of another project
+        bo.keyboard.press("Enter")
+        assert box.input_value() == "too dark here @Ana "
         form.get_by_role("button", name="Post", exact=True).click()
         settle(bo)
         assert box.input_value() == ""  # posted: the box is empty, open for another until Escape
@@ -100,7 +106,8 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
         screenshot(bo, "together-01-bo-comments")
         journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3")
         [comment] = journal.comments([first])[first]
-        assert (comment.author, comment.body, comment.timecode, comment.frame) == ("Bo", "too dark here", 2.0, 48)
+        assert (comment.author, comment.body, comment.timecode, comment.frame) == (
+            "Bo", "too dark here @Ana", 2.0, 48)
         assert [shape.kind for shape in comment.drawing] == ["rect"]
         assert journal.status_of(first) == "changes_requested"
 
@@ -116,6 +123,18 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
         ana.wait_for_function(f"""() => {{ {SHADOW} const root = q('.tp')[0];
             return root.dataset.frame === '48' && root.dataset.shapes === '1'; }}""")
         screenshot(ana, "together-02-ana-sees-the-comment")
+
+        # Her inbox counts the mention in the navigation; opening it shows Bo's frame on Review.
+        ana.get_by_role("link", name="Inbox (1)").click()
+        settle(ana)
+        ana.get_by_text("Bo mentioned you").wait_for()
+        screenshot(ana, "together-02b-ana-inbox")
+        ana.get_by_role("button", name="Open").click()
+        settle(ana)
+        ana.wait_for_url(f"**/review?task={first}&frame=48")
+        ana.wait_for_function(f"() => {{ {SHADOW} const root = q('.tp')[0]; "
+                              "return root && root.dataset.frame === '48'; }")
+        assert ana.get_by_role("link", name="Inbox (1)").count() == 0  # read by opening it
 
         # Ana reruns it with an edit from the dashboard: Tasks, Open in Compose, a new prompt.
         open_page(ana, product, f"/tasks?task={first}")

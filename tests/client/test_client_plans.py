@@ -163,7 +163,7 @@ def test_a_plan_checks_its_arguments_before_its_first_step(calls):
 
 # ---------- one declaration, two clients ----------
 
-PUBLIC = ["spend", "me", "service_info", "task_request", "charges", "wait", "iter_tasks", "download"]
+PUBLIC = ["spend", "me", "members", "service_info", "task_request", "charges", "wait", "iter_tasks", "download"]
 TASKS = ["create", "get", "list", "delete", "cancel", "cancel_only", "callbacks"]
 
 

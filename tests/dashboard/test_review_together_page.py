@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from components.common import connection, handoff
 from components.review.comments import PINNED_KEY
 from dailies.client import Client
-from dailies.journal import Journal
+from dailies.journal import Journal, Scope, Submission
 from dailies.service.callers import KeyOptions
 from tests.support.live_service import start_live_service, wait_until_listed
 
@@ -123,3 +123,43 @@ def test_two_members_review_a_shot_together_and_another_project_sees_nothing(tea
     cy_alone.query_params["task"] = first
     cy_alone.run()
     assert PROMPT not in shown(cy_alone) and any(f"No result {first}" in e.value for e in cy_alone.error)
+
+
+def test_a_mention_reaches_the_inbox_of_the_one_named_and_no_other_project(team, tmp_path):
+    """Inbox (dashboard/views/inbox.py): Bo names Ana in a comment on her version and approves it; Ana's
+    inbox shows both, bold until read; ✓ reads one, "Mark all read" the rest; Cy, in another project,
+    has nothing; the navigation's count follows."""
+    from components.common.pages import ALL, nav_title
+
+    journal = Journal(tmp_path / "dashboard-data" / "dashboard" / "journal.sqlite3")
+    try:
+        studio = Scope.of_project(team.base_url, "studio", author="Ana")
+        ana = journal.scoped(studio)
+        bo = journal.scoped(Scope.of_project(team.base_url, "studio", author="Bo"))
+        ana.record_submission(Submission(task_id="cgt-inbox-1", batch_id=None, submitted_at=1.0,
+                                         base_url=team.base_url, model=V2, mode="text", prompt="paper boats",
+                                         request={"model": V2}))
+        bo.add_comment("cgt-inbox-1", "@Ana the reflection flickers here", timecode=1.0, frame=24)
+        bo.set_status("cgt-inbox-1", "approved")
+    finally:
+        journal.close()
+
+    inbox = session("inbox.py", ANA)
+    text = shown(inbox)
+    assert "**Bo mentioned you**" in text and "**Bo set your version to Approved**" in text
+    assert "the reflection flickers here" in text and "paper boats" in text
+    assert "2 unread of 2" in text
+    mention = next(b for b in inbox.button if str(b.key).startswith("inbox.read.mention:"))
+    mention.click().run()
+    assert "1 unread of 2" in shown(inbox)
+    inbox.segmented_control(key="inbox.show").set_value("All").run()
+    assert "Bo mentioned you" in shown(inbox) and "**Bo mentioned you**" not in shown(inbox)  # read: not bold
+    inbox.button(key="inbox.all_read").click().run()
+    assert "0 unread of 2" in shown(inbox)
+    inbox.segmented_control(key="inbox.show").set_value("Unread").run()
+    assert any("Nothing waiting for you" in str(i.value) for i in inbox.info)
+
+    cy = session("inbox.py", CY)
+    assert "0 unread of 0" in shown(cy) and "Bo" not in shown(cy)
+    assert [nav_title(p, 3) for p in ALL] == ["Compose", "Tasks", "Review", "Inbox (3)", "Settings"]
+    assert [nav_title(p, 0) for p in ALL] == ["Compose", "Tasks", "Review", "Inbox", "Settings"]

@@ -52,7 +52,7 @@ def test_what_needs_a_person_arrives_newest_first_and_nothing_of_their_own(journ
     assert [(i.kind, i.actor, i.text) for i in items] == [
         ("status", "Cy", APPROVED), ("comment", "Bo", "lovely"),
         ("mention", "Cy", "@ana lima? no: @Ana, look at frame 12"), ("reply", "Bo", "fixed in v2"),
-        ("succeeded", "", "succeeded")]
+        ("ended", "", "succeeded")]
     assert items[2].frame == 12 and items[2].task_id == "cgt-bo-1"
     assert ana.unread("Ana", now=NOW) == 5
     # Bo's: Ana's status, Cy's and Ana's comments on his version; not his own reply.

@@ -14,6 +14,7 @@ from sqlalchemy import inspect, select, text
 
 from dailies.service.access import shared_secrets
 from dailies.service.api.app import create_app
+from dailies.service.callers import KeyOptions
 from dailies.service.db.engine import make_engine
 from dailies.service.db.migrate import head
 from dailies.service.db.schema import SERVICE
@@ -88,6 +89,12 @@ async def test_a_key_made_on_one_machine_works_on_every_api_node_and_is_not_stor
         with nodes[0].state.services.engine.connect() as conn:
             stored = conn.execute(select(api_keys)).all()
         assert [(row.project, made.key in str(tuple(row))) for row in stored] == [("studio", False)]
+        # The project's member names, for @name: a named key made on one machine is named on the others.
+        named = shared_secrets.create_key(nodes[0].state.services.engine, "studio", KeyOptions(name="Ana"))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=nodes[1]), base_url="http://node") as client:
+            await eventually(lambda: client.get(TASKS, headers={"Authorization": f"Bearer {named.key}"}))
+            members = await client.get("/dailies/v1/members", headers={"Authorization": f"Bearer {made.key}"})
+            assert members.json() == {"project": "studio", "members": ["Ana"]}
     finally:
         for node in nodes:
             node.state.services.stop()

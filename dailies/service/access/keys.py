@@ -169,6 +169,13 @@ class FileKeys:
     def options(self, key: str) -> KeyOptions:
         return self._options.get(key, NO_OPTIONS)
 
+    def members(self, project: str) -> list[str]:
+        """The member names of the project's keys (a key without a name names no one)."""
+        if not self._fixed:
+            self._reload_if_changed()
+        names = {self.options(key).name for key, owner in self._keys.items() if owner == project}
+        return sorted((n for n in names if n), key=str.casefold)
+
     def answers_at_once(self, key: str) -> bool:
         """Always: a stat of a local file, and a read of a small one when it changed."""
         return True

@@ -168,6 +168,15 @@ class DatabaseKeys:
             return self.configured_options.get(key, NO_OPTIONS)
         return self._options_by_hash.get(key_sha256(key), NO_OPTIONS)
 
+    def members(self, project: str) -> list[str]:
+        """The member names of the project's keys, configured and in the table as last read (no wait:
+        a name added on another node shows within REFRESH_SECONDS)."""
+        names = {self.configured_options.get(key, NO_OPTIONS).name for key, owner in self.configured.items()
+                 if owner == project}
+        names |= {self._options_by_hash.get(digest, NO_OPTIONS).name for digest, owner in self._by_hash.items()
+                  if owner == project}
+        return sorted((n for n in names if n), key=str.casefold)
+
     def __bool__(self) -> bool:
         return bool(self.configured or self._by_hash)
 

@@ -50,6 +50,14 @@ async def me(caller: CallerOf) -> dict:
             "limits": {"rpm": caller.options.rpm, "read_rpm": caller.options.read_rpm}}
 
 
+@router.get("/members", summary="The member names of the key's project, for @name in comments")
+async def members(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
+    """Names only (never a key), counted as a read against the key's per-minute limit."""
+    headers = await admitted(request, caller, "read")
+    return JSONResponse({"project": caller.project, "members": svc.api_keys.members(caller.project)},
+                        headers=headers)
+
+
 @router.get("/service", summary="What this service is: local preview renderer or a gateway, and its upstream")
 async def service(caller: CallerOf, svc: ServicesOf) -> dict:
     """A gateway names its upstream, region and the health of its keys (by name, never the key);

@@ -74,3 +74,20 @@ def test_no_file_means_no_keys_until_one_is_made(tmp_path):
     assert not keys
     made = key_store.create_key(tmp_path)
     assert keys and keys.get(made.key) == made.project
+
+
+async def test_members_names_the_projects_named_keys_and_nothing_of_another_project(service_on_keys_file):
+    """GET /dailies/v1/members (for @name in comments), read through the typed client: names only."""
+    from dailies.client import AsyncClient
+
+    client, first, data_dir = service_on_keys_file
+    ana = key_store.create_key(data_dir, project="studio", options=KeyOptions(name="Ana Lima"))
+    key_store.create_key(data_dir, project="studio", options=KeyOptions(name="Bo"))
+    key_store.create_key(data_dir, project="studio")  # a key with no name names no one
+    key_store.create_key(data_dir, project="other", options=KeyOptions(name="Cy"))
+    typed = AsyncClient(api_key=ana.key, base_url="http://testserver/api/v3", http_client=client)
+    members = await typed.members()
+    assert (members.project, members.members) == ("studio", ["Ana Lima", "Bo"])
+    answer = await client.get("/dailies/v1/members", headers=_as(first.key))
+    assert answer.json() == {"project": first.project, "members": ["Maya"]} and first.key not in answer.text
+    assert (await client.get("/dailies/v1/members")).status_code == 401

@@ -14,10 +14,27 @@ Errors: `InputError` (a content item could not be fetched or decoded; `code` and
 into the failed task's record) and `RenderCancelled` (the task was cancelled mid-render).
 """
 
-from .inputs import InputError, InputResolver, content_path
-from .plan import ContentPlan, OutputSpec, output_spec, plan_content
-from .preview import PreviewGenerator, last_frame_filename, video_filename
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from .protocol import Generator, RenderCancelled, RenderedOutput, RenderJob, RenderResult, VideoNumbers
+
+if TYPE_CHECKING:
+    from .inputs import InputError, InputResolver, content_path
+    from .plan import ContentPlan, OutputSpec, output_spec, plan_content
+    from .preview import PreviewGenerator, last_frame_filename, video_filename
+
+# PyAV, numpy and Pillow are loaded on first use of what needs them: an API node or a gateway, which
+# never renders, imports `dailies.generator.protocol` through this package and starts without them.
+_LAZY = {"InputError": "inputs", "InputResolver": "inputs", "content_path": "inputs", "ContentPlan": "plan",
+         "OutputSpec": "plan", "output_spec": "plan", "plan_content": "plan", "PreviewGenerator": "preview",
+         "last_frame_filename": "preview", "video_filename": "preview"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "ContentPlan",

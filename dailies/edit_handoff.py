@@ -51,11 +51,10 @@ def _reel_name(task_id: str) -> str:
 
 
 def _media_url(media: str) -> str:
-    """A URL as it is; a relative path as it is (beside the timeline: a package that moves whole); an
-    absolute path as its file:// URL."""
-    if re.match(r"^[a-z][a-z0-9+.-]*://", media) or not Path(media).is_absolute():
+    """A URL as it is; a path as its file:// URL (a relative one from the working folder)."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://", media):
         return media
-    return Path(media).as_uri()
+    return Path(media).resolve().as_uri()
 
 
 def clip_file_name(position: int, shot: HandoffShot) -> str:
@@ -80,15 +79,19 @@ def _marker(note: HandoffNote, fps: float) -> otio.schema.Marker:
     return marker
 
 
-def timeline(shots: Sequence[HandoffShot], name: str = "Dailies approved") -> otio.schema.Timeline:
-    """One video track of the shots, in the order given, each whole, its notes as markers."""
+def timeline(shots: Sequence[HandoffShot], name: str = "Dailies approved",
+             media_beside: bool = False) -> otio.schema.Timeline:
+    """One video track of the shots, in the order given, each whole, its notes as markers.
+    `media_beside`: the shots' media are paths relative to the timeline's own folder (a package made
+    with its copies), written as they are."""
     cut = otio.schema.Timeline(name=name)
     track = otio.schema.Track(name="V1", kind=otio.schema.TrackKind.Video)
     cut.tracks.append(track)
     for shot in shots:
         whole = otio.opentime.TimeRange(otio.opentime.RationalTime(0, shot.fps),
                                         otio.opentime.RationalTime(shot.frames, shot.fps))
-        reference = otio.schema.ExternalReference(target_url=_media_url(shot.media), available_range=whole)
+        url = shot.media if media_beside else _media_url(shot.media)
+        reference = otio.schema.ExternalReference(target_url=url, available_range=whole)
         clip = otio.schema.Clip(name=shot.name, media_reference=reference, source_range=whole)
         clip.metadata["dailies"] = {"task_id": shot.task_id}
         clip.metadata["cmx_3600"] = {"reel": _reel_name(shot.task_id)}

@@ -70,8 +70,9 @@ function renderMarks(m) {
         const last = mark.out ?? mark.in, button = document.createElement("button");
         button.type = "button";
         button.className = "tp-mark" + (mark.drawn ? " tp-drawn" : "") + (mark.resolved ? " tp-resolved" : "");
-        button.style.left = `${Math.min(99.6, 100 * mark.in / frames)}%`;
-        button.style.width = `${100 * (last - mark.in + 1) / frames}%`;
+        const left = Math.min(99.6, 100 * mark.in / frames);  // a mark past the end stays on the strip
+        button.style.left = `${left}%`;
+        button.style.width = `${Math.min(100 - left, 100 * (last - mark.in + 1) / frames)}%`;
         button.title = `${frameTimecode(mark.in, m.fps)} ${mark.label}`;  // text, never markup
         button.setAttribute("aria-label", button.title);
         button.dataset.in = String(mark.in);

@@ -12,6 +12,8 @@ types and checks it against the Python rule's answer).
 from __future__ import annotations
 
 import json
+import re
+import threading
 import time
 
 import streamlit as st
@@ -20,12 +22,13 @@ from components.common import connection, members
 from dailies.journal import Journal
 from dailies.spec.mentions import MAX_COMPLETIONS
 
-PEOPLE_KEY = "mention_box.people"
 PEOPLE_MAX_AGE_S = 60  # someone new to the project is offered within a minute; each card does not ask
+_people: dict[str, tuple[float, list[str]]] = {}
+_lock = threading.Lock()
 
 _SCRIPT = """<script>(() => {
   const registry = window.__dailiesMentions || (window.__dailiesMentions = { people: {}, installed: false });
-  registry.people[KEY] = PEOPLE;
+  registry.people[__KEY__] = __PEOPLE__;
   if (registry.installed) return;
   registry.installed = true;
   const list = document.createElement("div");
@@ -56,7 +59,7 @@ _SCRIPT = """<script>(() => {
     const sorted = [...new Set(people)].sort((a, b) => (fold(a) < fold(b) ? -1 : fold(a) > fold(b) ? 1 : 0));
     const first = sorted.filter((p) => fold(p).startsWith(wanted));
     const later = sorted.filter((p) => !first.includes(p) && fold(p).split(/\\s+/).some((w) => w.startsWith(wanted)));
-    return first.concat(later).slice(0, LIMIT);
+    return first.concat(later).slice(0, __LIMIT__);
   };
   const close = () => { list.style.display = "none"; names = []; };
   const draw = () => {
@@ -75,7 +78,8 @@ _SCRIPT = """<script>(() => {
       top: `${where.bottom + 2}px` });
   };
   const pick = (name) => {
-    const caret = box.selectionStart, before = box.value.slice(0, caret), after = box.value.slice(caret);
+    const caret = box.selectionStart, before = box.value.slice(0, caret);
+    const after = box.value.slice(caret).replace(/^[\\p{L}\\p{N}_]*/u, "");  // the rest of the word typed
     const partial = typing(before);
     const head = partial === null ? before : before.slice(0, before.length - partial.length - 1);
     const value = `${head}@${name} ${after}`;
@@ -85,7 +89,8 @@ _SCRIPT = """<script>(() => {
     box.setSelectionRange(end, end);
     close();
   };
-  document.addEventListener("input", (event) => {
+  // Offered for the mention that ends at the caret, wherever the caret went (typing, arrows, a click).
+  const offer = (event) => {
     const target = event.target;
     if (!(target instanceof HTMLTextAreaElement)) return;
     const people = peopleOf(target);
@@ -95,9 +100,14 @@ _SCRIPT = """<script>(() => {
     names = partial === null ? [] : matches(partial, people);
     chosen = 0;
     if (names.length) draw(); else close();
+  };
+  document.addEventListener("input", offer, true);
+  document.addEventListener("click", offer, true);
+  document.addEventListener("keyup", (event) => {
+    if (["ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"].includes(event.key)) offer(event);
   }, true);
   document.addEventListener("keydown", (event) => {
-    if (!names.length || event.target !== box) return;
+    if (!names.length || event.target !== box || event.isComposing) return;  // an IME's Enter is its own
     if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       chosen = (chosen + (event.key === "ArrowDown" ? 1 : names.length - 1)) % names.length;
       draw();
@@ -115,22 +125,42 @@ _SCRIPT = """<script>(() => {
 
 def mention_completion(box_key: str, people: list[str]) -> None:
     """Complete `@name` in the text area of widget key `box_key` with `people`'s names."""
-    css_key = box_key.replace(".", "-")  # as Streamlit writes a key into its container's class
-    script = (_SCRIPT.replace("KEY", json.dumps(css_key)).replace("PEOPLE", json.dumps(people))
-              .replace("LIMIT", str(MAX_COMPLETIONS)))
-    st.html(script, unsafe_allow_javascript=True)
+    st.html(completion_script(box_key, people), unsafe_allow_javascript=True)
+
+
+def completion_script(box_key: str, people: list[str]) -> str:
+    """The page's script for one box. Names are anyone's: as JSON with <, >, & and the JavaScript line
+    separators escaped, so none can close the script element or break its string, and put in one
+    pass, so a name holding a placeholder's word is never replaced in turn."""
+    values = {"__KEY__": _script_json(box_key.replace(".", "-")),  # as Streamlit writes a key into a class
+              "__PEOPLE__": _script_json(people), "__LIMIT__": str(MAX_COMPLETIONS)}
+    return re.sub("__KEY__|__PEOPLE__|__LIMIT__", lambda found: values[found.group(0)], _SCRIPT)
+
+
+def _script_json(value: object) -> str:
+    text = json.dumps(value)
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                         ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return text
 
 
 def people_of(journal: Journal) -> list[str]:
-    """The project's people: the journal's (journal.people, read at most once a minute per session and
-    scope) and the member names of its keys on a Dailies service (components/common/members.py)."""
+    """The project's people: the journal's (journal.people, read at most once a minute per scope for
+    every session of the process) and the member names of its keys on a Dailies service
+    (components/common/members.py)."""
     scope = journal.scope.name if journal.scope is not None else ""
-    cached = st.session_state.get(PEOPLE_KEY)
-    if cached and cached[0] == scope and time.monotonic() - cached[1] < PEOPLE_MAX_AGE_S:
-        known = cached[2]
-    else:
+    with _lock:
+        at, known = _people.get(scope, (float("-inf"), []))
+    if time.monotonic() - at >= PEOPLE_MAX_AGE_S:
         known = journal.people()
-        st.session_state[PEOPLE_KEY] = (scope, time.monotonic(), known)
+        with _lock:
+            _people[scope] = (time.monotonic(), known)
+    return sorted(set(known) | set(service_members()), key=str.casefold)
+
+
+def service_members() -> list[str]:
+    """The member names the service gives for the current connection's project (none known yet, or
+    none there: [])."""
     conn = connection.current()
-    named = members.members(connection.client(), conn.cache_id) if conn.usable else []
-    return sorted(set(known) | set(named), key=str.casefold)
+    return members.members(connection.client(), conn.cache_id) if conn.usable else []

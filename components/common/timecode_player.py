@@ -282,7 +282,7 @@ export default function (component) {
         renderRange(m);
         renderInk(m);
     }
-    const marks = JSON.stringify(data.marks || []);
+    const marks = `${m.fps} ${JSON.stringify(data.marks || [])}`;  // a new rate moves every mark
     if (marks !== m.marksSent) { m.marksSent = marks; m.marks = data.marks || []; renderMarks(m); }
     return m.cleanup;
 }

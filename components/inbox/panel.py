@@ -10,6 +10,7 @@ import streamlit as st
 
 from components.common import pages
 from components.common.markdown_text import markdown_text
+from components.common.mention_box import service_members
 from components.common.records import format_time
 from components.inbox import unread
 from components.inbox.state_keys import ALL_READ_KEY, OPEN_KEY, READ_KEY, SHOW_KEY
@@ -21,7 +22,7 @@ SHOW = ("Unread", "All")
 
 def render(journal: Journal, tz: tzinfo) -> None:
     person = journal.author
-    items = journal.inbox(person)
+    items = journal.inbox(person, members=service_members())
     waiting = sum(not item.read for item in items)
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         show = st.segmented_control("Show", SHOW, default="Unread", key=SHOW_KEY,
@@ -54,7 +55,7 @@ def _item(journal: Journal, person: str, item: InboxItem, submission, tz: tzinfo
         with st.container(horizontal=True, width="content", gap="xsmall"):
             if st.button("Open", icon=ICONS[item.kind], key=OPEN_KEY.format(item.id), type="secondary"):
                 journal.mark_read(person, [item.id])
-                unread.forget()
+                _forget(journal, person)
                 query = {"task": item.task_id} | ({"frame": str(item.frame)} if item.frame is not None else {})
                 if not pages.switch_to(pages.REVIEW, query):  # the page alone, without the router
                     pages.link(pages.REVIEW, "Open on Review", query=query)
@@ -65,9 +66,13 @@ def _item(journal: Journal, person: str, item: InboxItem, submission, tz: tzinfo
 
 def _mark_read(journal: Journal, person: str, item_id: str) -> None:
     journal.mark_read(person, [item_id])
-    unread.forget()
+    _forget(journal, person)
 
 
 def _mark_all_read(journal: Journal, person: str) -> None:
     journal.mark_all_read(person, time.time())
-    unread.forget()
+    _forget(journal, person)
+
+
+def _forget(journal: Journal, person: str) -> None:
+    unread.forget(journal.scope.name if journal.scope is not None else "", person)

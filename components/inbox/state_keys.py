@@ -6,4 +6,3 @@ SHOW_KEY = "inbox.show"  # "Unread" or "All"
 OPEN_KEY = "inbox.open.{}"
 READ_KEY = "inbox.read.{}"
 ALL_READ_KEY = "inbox.all_read"
-UNREAD_CACHE_KEY = "inbox._unread"  # (person, when, count): the navigation's figure, asked twice a minute at most

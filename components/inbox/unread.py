@@ -1,18 +1,21 @@
-"""The unread count beside "Inbox" in the navigation: asked at most twice a minute per session (every
-page's run draws the navigation), and 0 rather than an error where no journal can be opened."""
+"""The unread count beside "Inbox" in the navigation: every page's run draws the navigation, so the
+count is kept for each person of each project, for every session of this process, at most
+UNREAD_MAX_AGE_S old (another dashboard process sees news within that too); 0 rather than an error
+where no journal can be opened."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
-import streamlit as st
-
 from components.common import connection
-from components.inbox.state_keys import UNREAD_CACHE_KEY
+from components.common.mention_box import service_members
 
 UNREAD_MAX_AGE_S = 30
 log = logging.getLogger(__name__)
+_counts: dict[tuple[str, str], tuple[float, int]] = {}
+_lock = threading.Lock()
 
 
 def unread_count() -> int:
@@ -20,18 +23,21 @@ def unread_count() -> int:
         journal = connection.journal_if_known()
         if journal is None:
             return 0
-        person = journal.author
-        cached = st.session_state.get(UNREAD_CACHE_KEY)
-        if cached and cached[0] == person and time.monotonic() - cached[1] < UNREAD_MAX_AGE_S:
-            return int(cached[2])
-        count = journal.unread(person)
+        key = (journal.scope.name if journal.scope is not None else "", journal.author)
+        with _lock:
+            at, count = _counts.get(key, (float("-inf"), 0))
+        if time.monotonic() - at < UNREAD_MAX_AGE_S:
+            return count
+        count = journal.unread(journal.author, members=service_members())
     except Exception:  # the navigation is drawn whatever the journal says; the page itself reports
         log.exception("the inbox's unread count could not be read")
         return 0
-    st.session_state[UNREAD_CACHE_KEY] = (person, time.monotonic(), count)
+    with _lock:
+        _counts[key] = (time.monotonic(), count)
     return count
 
 
-def forget() -> None:
-    """Read again on the next run (after the person marked something read)."""
-    st.session_state.pop(UNREAD_CACHE_KEY, None)
+def forget(scope: str, person: str) -> None:
+    """Count again on the next run (the person marked something read)."""
+    with _lock:
+        _counts.pop((scope, person), None)

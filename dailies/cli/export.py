@@ -58,10 +58,12 @@ def _copy_media(shots: list, kept: dict, media_dir: Path, output: Path, fmt: str
         except Exception as exc:  # a file gone or a bucket that does not answer: say which shot
             raise CommandRefused(f"{shot.task_id}: its kept copy could not be copied to {target}: {exc}") from exc
         print(f"dailies export: copied {shot.task_id} to {target}", file=sys.stderr)
-        if fmt == "fcpxml":
-            media = str(target.resolve())
-        else:
-            media = os.path.relpath(target.resolve(), output.resolve().parent)
+        media = str(target.resolve())
+        if fmt != "fcpxml":
+            try:
+                media = Path(os.path.relpath(target.resolve(), output.resolve().parent)).as_posix()
+            except ValueError:  # another drive (Windows): no relative path, the copy's own
+                pass
         moved.append(replace(shot, media=media))
     return moved
 
@@ -103,7 +105,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not shots:
         print("dailies export: no shot to hand off; nothing written", file=sys.stderr)
         return 1
-    args.output.write_text(write(timeline(shots, args.title), fmt), encoding="utf-8")
+    beside = args.media_dir is not None and fmt != "fcpxml"
+    args.output.write_text(write(timeline(shots, args.title, media_beside=beside), fmt), encoding="utf-8")
     notes = sum(len(s.notes) for s in shots)
     if args.json:
         print(json.dumps({"output": str(args.output), "format": fmt, "clips": [s.task_id for s in shots],

@@ -230,8 +230,13 @@ class Calls:
 
     def members(self) -> Plan[Members]:
         """The member names of the key's project on a Dailies service (`/dailies/v1/members`, beyond the
-        specification), for `@name` in comments: other services answer 404 (`NotFoundError`)."""
-        return (yield from self.call(self.endpoints.members(), Members))
+        specification), for `@name` in comments. Raises `UnsupportedEndpointError` on a service without
+        it (the real Ark, an older Dailies)."""
+        try:
+            response = yield from self.exchange(self.endpoints.members())
+        except NotFoundError as exc:  # the endpoint answers no 404 of its own: a service without it
+            raise UnsupportedEndpointError.of(exc) from None
+        return parse_model(response, Members)
 
     def service_info(self) -> Plan[ServiceInfo]:
         """What a Dailies service is: the local preview renderer or a gateway, and its upstream's region

@@ -9,7 +9,7 @@ from .view import View
 
 # Each table that names a person, and the columns that do.
 _NAMED = {"statuses": ("author",), "comments": ("author", "resolved_by"), "authors": ("author",),
-          "shares": ("created_by",), "inbox_reads": ("person",)}
+          "shares": ("created_by",)}
 
 
 class AuthorsMixin(View):
@@ -35,6 +35,21 @@ class AuthorsMixin(View):
                                                         ratings.c.author == new))
                 conn.execute(ratings.update().where(ratings.c.scope == scope, ratings.c.task_id == row.task_id,
                                                     ratings.c.author == old).values(author=new))
+            # What each read of the inbox: one row per person and item, so where both names read an
+            # item (both marked all read, say) the later read stays.
+            reads = self._table("inbox_reads")
+            theirs_read = {row.item_id: row.read_at for row in conn.execute(
+                select(reads.c.item_id, reads.c.read_at).where(reads.c.scope == scope, reads.c.person == new))}
+            for row in conn.execute(select(reads.c.item_id, reads.c.read_at).where(
+                    reads.c.scope == scope, reads.c.person == old)).all():
+                mine = reads.c.scope == scope, reads.c.person == old, reads.c.item_id == row.item_id
+                if row.item_id in theirs_read:
+                    conn.execute(reads.delete().where(*mine))
+                    if row.read_at > theirs_read[row.item_id]:
+                        conn.execute(reads.update().where(reads.c.scope == scope, reads.c.person == new,
+                                                          reads.c.item_id == row.item_id).values(read_at=row.read_at))
+                else:
+                    conn.execute(reads.update().where(*mine).values(person=new))
             for name, columns in _NAMED.items():
                 table = self._table(name)
                 for column in columns:

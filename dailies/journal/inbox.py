@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from ..spec.mentions import mentioned
 from ..spec.statuses import TaskStatus
@@ -42,6 +42,9 @@ class InboxItem:
     text: str  # the comment's body, the status set, or the task's end
     read: bool = False
     frame: int | None = None  # where on the version, for a comment pinned to a frame
+    # When the journal learnt of it ("Mark all read" reads what had arrived by then): a version's end
+    # is learnt when a dashboard saves its record, which may be long after it ended.
+    arrived: float = 0.0
 
 
 class InboxMixin(CommentsMixin):
@@ -58,51 +61,59 @@ class InboxMixin(CommentsMixin):
             names.add(self._scope.author)
         return sorted((n for n in names if n and not n.endswith(GUEST_SUFFIX)), key=str.casefold)
 
-    def inbox(self, person: str, now: float | None = None, limit: int = MAX_ITEMS) -> list[InboxItem]:
-        """What needs `person`, newest first, of the last INBOX_DAYS: never their own doing."""
+    def inbox(self, person: str, now: float | None = None, limit: int = MAX_ITEMS,
+              members: Iterable[str] = ()) -> list[InboxItem]:
+        """What needs `person`, newest first, of the last INBOX_DAYS: never their own doing. The
+        database picks the candidates (an `@` in the text, a reply to one of theirs, on a version of
+        theirs), so a long project's other talk is never read here. `members`: names the journal may
+        not know yet (the service's), so "@Ana Lima" is not taken for Ana."""
         now = time.time() if now is None else now
         since = now - INBOX_DAYS * 86400
         if not person:
             return []
-        people = self.people()
-        authors = self._table("authors")
-        made = {row.task_id for row in self._read(select(authors.c.task_id).where(
-            self._visible(authors), authors.c.author == person))}
-        comments = self._table("comments")
-        mine = {row.id for row in self._read(select(comments.c.id).where(
-            self._visible(comments), comments.c.author == person))}
+        authors, comments = self._table("authors"), self._table("comments")
+        made_query = select(authors.c.task_id).where(self._visible(authors), authors.c.author == person).correlate(None)
+        # Not correlated with the outer query's comments: the person's own comments, wherever they are.
+        mine_query = select(comments.c.id).where(self._visible(comments), comments.c.author == person).correlate(None)
+        candidates = self._read(
+            select(comments).where(self._visible(comments), comments.c.created_at >= since, comments.c.author != person,
+                                   or_(comments.c.body.contains("@"), comments.c.parent_id.in_(mine_query),
+                                       comments.c.task_id.in_(made_query)))
+            .order_by(comments.c.created_at.desc()).limit(limit * 5))
+        made = {row.task_id for row in self._read(made_query)}
+        parents = {row.parent_id for row in candidates if row.parent_id}
+        mine = {row.id for row in self._read(mine_query.where(comments.c.id.in_(parents)))} if parents else set()
+        people = [*self.people(), *members] if any("@" in row.body for row in candidates) else [person]
         items: dict[str, InboxItem] = {}
-        for row in self._read(select(comments).where(self._visible(comments), comments.c.created_at >= since,
-                                                     comments.c.author != person)
-                              .order_by(comments.c.created_at.desc()).limit(limit * 5)):
+        for row in candidates:
             comment = self._comment(row)
             kind = _comment_kind(comment, person, people, mine, made)
             if kind is not None:
                 items[f"{kind}:{comment.id}"] = InboxItem(f"{kind}:{comment.id}", kind, comment.task_id,
                                                           comment.author, comment.created_at, comment.body,
-                                                          frame=comment.frame)
+                                                          frame=comment.frame, arrived=comment.created_at)
         if made:
             statuses = self._table("statuses")
             for row in self._read(select(statuses).where(self._visible(statuses), statuses.c.at >= since,
                                                          statuses.c.author != person,
-                                                         statuses.c.task_id.in_(made))):
+                                                         statuses.c.task_id.in_(made_query))):
                 items[f"status:{row.id}"] = InboxItem(f"status:{row.id}", "status", row.task_id, row.author,
-                                                      row.at, row.status)
+                                                      row.at, row.status, arrived=row.at)
             records = self._table("records")
-            for row in self._read(select(records.c.task_id, records.c.record).where(
-                    self._visible(records), records.c.task_id.in_(made), records.c.saved_at >= since)):
+            for row in self._read(select(records.c.task_id, records.c.record, records.c.saved_at).where(
+                    self._visible(records), records.c.task_id.in_(made_query), records.c.saved_at >= since)):
                 ended = _ended(row.record)
                 if ended is not None and ended[1] >= since:
                     status, at = ended
                     items[f"ended:{row.task_id}"] = InboxItem(f"ended:{row.task_id}", "ended", row.task_id, "",
-                                                              at, status)
+                                                              at, status, arrived=row.saved_at)
         newest = sorted(items.values(), key=lambda item: item.at, reverse=True)[:limit]
         read_ids, read_before = self._reads(person)
-        return [InboxItem(**{**item.__dict__, "read": item.id in read_ids or item.at <= read_before})
+        return [InboxItem(**{**item.__dict__, "read": item.id in read_ids or item.arrived <= read_before})
                 for item in newest]
 
-    def unread(self, person: str, now: float | None = None) -> int:
-        return sum(not item.read for item in self.inbox(person, now))
+    def unread(self, person: str, now: float | None = None, members: Iterable[str] = ()) -> int:
+        return sum(not item.read for item in self.inbox(person, now, members=members))
 
     def mark_read(self, person: str, item_ids: Iterable[str], at: float | None = None) -> None:
         when = time.time() if at is None else at

@@ -20,21 +20,20 @@ def _ends_a_word(text: str, at: int) -> bool:
 def mentioned(body: str, people: Iterable[str]) -> list[str]:
     """The people `body` names with `@`, each once, in the order first named."""
     names = sorted({p for p in people if p.strip()}, key=len, reverse=True)  # "Ana Lima" before "Ana"
-    folded = body.casefold()
     found: list[str] = []
-    start = folded.find("@")
+    start = body.find("@")
     while start != -1:
         after = start + 1
-        if start > 0 and not _ends_a_word(body, start - 1):  # inside a word: an address, "ana@studio"
-            start = folded.find("@", after)
-            continue
-        for name in names:
-            end = after + len(name)
-            if folded.startswith(name.casefold(), after) and _ends_a_word(body, end):
-                if name not in found:
-                    found.append(name)
-                break
-        start = folded.find("@", after)
+        if start == 0 or _ends_a_word(body, start - 1):  # not inside a word: "ana@studio" is an address
+            for name in names:
+                end = after + len(name)
+                # Compared where it stands, folded: a fold that changes a text's length ("ß" to "ss")
+                # before the `@` moves nothing.
+                if body[after:end].casefold() == name.casefold() and _ends_a_word(body, end):
+                    if name not in found:
+                        found.append(name)
+                    break
+        start = body.find("@", after)
     return found
 
 

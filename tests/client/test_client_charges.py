@@ -72,3 +72,14 @@ async def test_the_async_twin(make_async_client):
         with pytest.raises(UnsupportedEndpointError):
             await client.charges(["cgt-1"])
     assert str(server.requests[0].url) == CHARGES_URL
+
+
+def test_a_service_without_members_is_unsupported_too(make_client):
+    """`members()` (for @name): the names of a Dailies service; the real Ark answers 404 for the path."""
+    server = ScriptedServer(reply(200, {"project": "studio", "members": ["Ana", "Bo"]}),
+                            reply(404, error_body("NotFound", "NotFound")))
+    client = make_client(server)
+    assert client.members().members == ["Ana", "Bo"]
+    with pytest.raises(UnsupportedEndpointError):
+        client.members()
+    assert str(server.requests[0].url).endswith("/dailies/v1/members")

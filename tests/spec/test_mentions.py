@@ -40,3 +40,9 @@ def test_a_mention_being_typed_completes_to_a_name():
 @given(st.text(max_size=60), st.sampled_from(PEOPLE[:4]))
 def test_a_completed_mention_is_found(text, name):
     assert name in mentioned(complete(text, name), PEOPLE)
+
+
+def test_a_fold_that_changes_length_before_the_at_sign_moves_nothing():
+    assert mentioned("Straße @Ana ok", PEOPLE) == ["Ana"]
+    assert mentioned("ﬁx @Bob", PEOPLE) == []  # the ligature folds to two letters: still no Bo
+    assert mentioned("İ @bo", PEOPLE) == ["Bo"]

@@ -101,3 +101,28 @@ def test_old_news_is_left_out(journal):
     bo.add_comment("cgt-ana-1", "today", at=NOW - 60)
     assert [i.text for i in ana.inbox("Ana", now=NOW)] == ["today"]
     assert ana.inbox("", now=NOW) == []
+
+
+def test_names_the_service_knows_count_and_late_news_is_unread_after_mark_all_read(journal):
+    ana, bo = view(journal, "studio", "Ana"), view(journal, "studio", "Bo")
+    made(ana, "cgt-ana-1")
+    bo.add_comment("cgt-bo-2", "@Ana Lima has the plate", at=NOW - 30)  # a member the journal has not met
+    assert [i.kind for i in ana.inbox("Ana", now=NOW)] == ["mention"]
+    assert ana.inbox("Ana", now=NOW, members=["Ana Lima"]) == []
+    ana.mark_all_read("Ana", at=NOW - 10)
+    # Her version ended before she marked all read, but the journal learns of it only now: news to her.
+    ana.save_records([{"id": "cgt-ana-1", "status": "failed", "created_at": NOW - 500, "updated_at": NOW - 400,
+                       "model": "m"}])
+    assert [(i.kind, i.text, i.read) for i in ana.inbox("Ana", now=NOW + 60)] == [
+        ("mention", "@Ana Lima has the plate", True), ("ended", "failed", False)]
+
+
+def test_a_rename_onto_a_name_that_read_too_keeps_the_later_reads(journal):
+    ana, bo = view(journal, "studio", "Ana"), view(journal, "studio", "Bo")
+    made(ana, "cgt-ana-1")
+    bo.add_comment("cgt-ana-1", "one", at=NOW - 50)
+    ana.mark_all_read("Ana", at=NOW - 40)
+    ana.mark_all_read("Ana L", at=NOW - 60)  # the name she moves to read earlier
+    ana.rename_author("Ana", "Ana L")
+    renamed = view(journal, "studio", "Ana L")
+    assert [(i.text, i.read) for i in renamed.inbox("Ana L", now=NOW)] == [("one", True)]

@@ -169,8 +169,14 @@ class DatabaseKeys:
         return self._options_by_hash.get(key_sha256(key), NO_OPTIONS)
 
     def members(self, project: str) -> list[str]:
-        """The member names of the project's keys, configured and in the table as last read (no wait:
-        a name added on another node shows within REFRESH_SECONDS)."""
+        """The member names of the project's keys, configured and in the table: read again when the
+        copy is older than REFRESH_SECONDS (waits on the database: call it off the event loop), the
+        copy kept when the table does not answer."""
+        if self._stale():
+            try:
+                self._look_up()
+            except KeysUnavailable:
+                pass  # the names last read: the route still answers
         names = {self.configured_options.get(key, NO_OPTIONS).name for key, owner in self.configured.items()
                  if owner == project}
         names |= {self._options_by_hash.get(digest, NO_OPTIONS).name for digest, owner in self._by_hash.items()

@@ -54,8 +54,8 @@ async def me(caller: CallerOf) -> dict:
 async def members(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     """Names only (never a key), counted as a read against the key's per-minute limit."""
     headers = await admitted(request, caller, "read")
-    return JSONResponse({"project": caller.project, "members": svc.api_keys.members(caller.project)},
-                        headers=headers)
+    names = await call_service(request, svc.api_keys.members, caller.project, reads_only=True)
+    return JSONResponse({"project": caller.project, "members": names}, headers=headers)
 
 
 @router.get("/service", summary="What this service is: local preview renderer or a gateway, and its upstream")

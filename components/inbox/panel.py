@@ -55,7 +55,7 @@ def _item(journal: Journal, person: str, item: InboxItem, submission, tz: tzinfo
         with st.container(horizontal=True, width="content", gap="xsmall"):
             if st.button("Open", icon=ICONS[item.kind], key=OPEN_KEY.format(item.id), type="secondary"):
                 journal.mark_read(person, [item.id])
-                _forget(journal, person)
+                unread.forget()
                 query = {"task": item.task_id} | ({"frame": str(item.frame)} if item.frame is not None else {})
                 if not pages.switch_to(pages.REVIEW, query):  # the page alone, without the router
                     pages.link(pages.REVIEW, "Open on Review", query=query)
@@ -66,13 +66,9 @@ def _item(journal: Journal, person: str, item: InboxItem, submission, tz: tzinfo
 
 def _mark_read(journal: Journal, person: str, item_id: str) -> None:
     journal.mark_read(person, [item_id])
-    _forget(journal, person)
+    unread.forget()
 
 
 def _mark_all_read(journal: Journal, person: str) -> None:
     journal.mark_all_read(person, time.time())
-    _forget(journal, person)
-
-
-def _forget(journal: Journal, person: str) -> None:
-    unread.forget(journal.scope.name if journal.scope is not None else "", person)
+    unread.forget()

@@ -1,21 +1,21 @@
-"""The unread count beside "Inbox" in the navigation: every page's run draws the navigation, so the
-count is kept for each person of each project, for every session of this process, at most
-UNREAD_MAX_AGE_S old (another dashboard process sees news within that too); 0 rather than an error
-where no journal can be opened."""
+"""The unread count beside "Inbox" in the navigation: every page's run draws the navigation, so a
+session counts at most once per UNREAD_MAX_AGE_S (a new session, a reload, counts at once: what a
+person opens is never older than their last page); 0 rather than an error where no journal can be
+opened."""
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
+
+import streamlit as st
 
 from components.common import connection
 from components.common.mention_box import service_members
 
 UNREAD_MAX_AGE_S = 30
 log = logging.getLogger(__name__)
-_counts: dict[tuple[str, str], tuple[float, int]] = {}
-_lock = threading.Lock()
+COUNT_KEY = "inbox._unread"  # (scope, person, when, count)
 
 
 def unread_count() -> int:
@@ -24,20 +24,17 @@ def unread_count() -> int:
         if journal is None:
             return 0
         key = (journal.scope.name if journal.scope is not None else "", journal.author)
-        with _lock:
-            at, count = _counts.get(key, (float("-inf"), 0))
-        if time.monotonic() - at < UNREAD_MAX_AGE_S:
-            return count
+        kept = st.session_state.get(COUNT_KEY)
+        if kept and kept[:2] == key and time.monotonic() - kept[2] < UNREAD_MAX_AGE_S:
+            return int(kept[3])
         count = journal.unread(journal.author, members=service_members())
     except Exception:  # the navigation is drawn whatever the journal says; the page itself reports
         log.exception("the inbox's unread count could not be read")
         return 0
-    with _lock:
-        _counts[key] = (time.monotonic(), count)
+    st.session_state[COUNT_KEY] = (*key, time.monotonic(), count)
     return count
 
 
-def forget(scope: str, person: str) -> None:
+def forget() -> None:
     """Count again on the next run (the person marked something read)."""
-    with _lock:
-        _counts.pop((scope, person), None)
+    st.session_state.pop(COUNT_KEY, None)

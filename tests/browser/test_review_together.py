@@ -24,7 +24,7 @@ from .conftest import running_product
 from .test_e2e import submit_one
 from .test_team_sharing import enter_key, new_tab
 from .ui import COMPONENT_QUERY as SHADOW
-from .ui import open_page, pick, playing_gaps, screenshot, set_status, settle, status_shown
+from .ui import drag_on, open_page, pick, playing_gaps, screenshot, set_status, settle, status_shown
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -77,11 +77,7 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
         # He rings what is too dark on the frame: a rectangle drawn on the paused picture.
         card.locator(".tp-draw").click()
         card.locator(".tp-tool[data-tool='rect']").click()
-        ink = card.locator(".tp-ink").bounding_box()
-        bo.mouse.move(ink["x"] + ink["width"] * 0.3, ink["y"] + ink["height"] * 0.3)
-        bo.mouse.down()
-        bo.mouse.move(ink["x"] + ink["width"] * 0.6, ink["y"] + ink["height"] * 0.7, steps=4)
-        bo.mouse.up()
+        drag_on(bo, card.locator(".tp-ink"), (0.3, 0.3), (0.6, 0.7))
         card.get_by_role("button", name="Comment at 00:02.00").click()
         settle(bo)
         # Straight to writing: the card's comment box opens (a popover) pinned there, with the keys in it.

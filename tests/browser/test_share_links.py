@@ -25,7 +25,7 @@ from dailies.service.callers import KeyOptions
 from ..cli.running import run
 from .conftest import running_product
 from .test_team_sharing import enter_key, new_tab
-from .ui import DEEP_QUERY, open_page, screenshot, until_quiet, video_state
+from .ui import DEEP_QUERY, drag_on, open_page, screenshot, until_quiet, video_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -130,11 +130,7 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
         # A guest allowed to comment draws as members do: an ellipse on the paused frame goes with it.
         guest.locator(".tp-draw").click()
         guest.locator(".tp-tool[data-tool='ellipse']").click()
-        ink = guest.locator(".tp-ink").bounding_box()
-        guest.mouse.move(ink["x"] + ink["width"] * 0.2, ink["y"] + ink["height"] * 0.2)
-        guest.mouse.down()
-        guest.mouse.move(ink["x"] + ink["width"] * 0.5, ink["y"] + ink["height"] * 0.6, steps=4)
-        guest.mouse.up()
+        drag_on(guest, guest.locator(".tp-ink"), (0.2, 0.2), (0.5, 0.6))
         guest.locator(".tp-comment").click()
         guest_settle(guest)
         guest.get_by_role("button", name="✖ not at 00:02.50").wait_for()

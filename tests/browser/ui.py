@@ -148,3 +148,13 @@ def playing_gaps(tab, selector: str = ".sc video") -> list[float]:
             if (!a.paused) gaps.push(Math.abs(a.currentTime - b.currentTime));
         }}
         return gaps; }}""", selector)
+
+
+def drag_on(tab, element, start: tuple[float, float], end: tuple[float, float], steps: int = 4) -> None:
+    """Press at `start` and release at `end`, each a fraction (x, y) of `element`'s box, moving in
+    `steps` (a stroke on a drawing layer, a divider dragged)."""
+    box = element.bounding_box()
+    tab.mouse.move(box["x"] + box["width"] * start[0], box["y"] + box["height"] * start[1])
+    tab.mouse.down()
+    tab.mouse.move(box["x"] + box["width"] * end[0], box["y"] + box["height"] * end[1], steps=steps)
+    tab.mouse.up()

@@ -6,24 +6,11 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from dailies.journal import Journal, Scope, Submission
 from dailies.journal.statuses import APPROVED
 
 BASE = "http://127.0.0.1:8000/api/v3"
 NOW = time.time()  # records are saved at the real time: the inbox reads the recent ones
-
-
-@pytest.fixture
-def journal(backend, tmp_path):
-    if backend.team:
-        opened = Journal(tmp_path / "dashboard" / "journal.sqlite3", database_url=backend.database_url,
-                         storage=backend.storage)
-    else:
-        opened = Journal(tmp_path / "dashboard" / "journal.sqlite3", database_url="", storage="")
-    yield opened
-    opened.close()
 
 
 def view(journal: Journal, project: str, author: str) -> Journal:

@@ -19,17 +19,6 @@ BASE = "http://127.0.0.1:8000/api/v3"
 ANA_KEY, BO_KEY, CY_KEY = "key-ana-0001", "key-bo-0002", "key-cy-0003"
 
 
-@pytest.fixture
-def journal(backend, tmp_path):
-    if backend.team:
-        opened = Journal(tmp_path / "dashboard" / "journal.sqlite3", database_url=backend.database_url,
-                         storage=backend.storage)
-    else:
-        opened = Journal(tmp_path / "dashboard" / "journal.sqlite3", database_url="", storage="")
-    yield opened
-    opened.close()
-
-
 def project_view(journal: Journal, project: str, author: str) -> Journal:
     return journal.scoped(Scope.of_project(BASE, project, author=author))
 

@@ -18,17 +18,6 @@ BASE = "http://127.0.0.1:8000/api/v3"
 DAY = 86_400.0
 
 
-@pytest.fixture
-def journal(backend, tmp_path):
-    if backend.team:
-        opened = Journal(tmp_path / "dashboard" / "journal.sqlite3", database_url=backend.database_url,
-                         storage=backend.storage)
-    else:
-        opened = Journal(tmp_path / "dashboard" / "journal.sqlite3", database_url="", storage="")
-    yield opened
-    opened.close()
-
-
 def project(journal: Journal, name: str, author: str) -> Journal:
     return journal.scoped(Scope.of_project(BASE, name, author=author))
 

@@ -234,7 +234,7 @@ def test_on_the_services_database_the_journal_keeps_to_its_own_tables(team_backe
         ours = {t for t in tables if t.startswith(POSTGRES_PREFIX)}
         assert ours == {f"{POSTGRES_PREFIX}{t}" for t in ("batches", "submissions", "reviews", "kept", "records",
                                                           "preferences", "statuses", "ratings", "comments",
-                                                          "authors", "shots", "shares", "version")}
+                                                          "authors", "shots", "shares", "inbox_reads", "version")}
         # Each schema keeps its own history in its own version table.
         assert {"tasks", "dailies_service_version"} <= tables and journal.shared
     finally:

@@ -72,9 +72,12 @@ def test_a_delete_after_the_upstream_finished_the_task_neither_deletes_it_there_
         set_upstream_status(upstream, upstream_id, "succeeded")
         with pytest.raises(ConflictError):
             client.tasks.delete(task_id)
-        assert client.tasks.get(task_id).status == "running"
+        # Not cancelled here. Having asked the upstream, the gateway may already be following the task's
+        # end (this upstream's forced success has no video, so it fails here; a busy machine showed it
+        # within the next request): either way neither cancelled nor freed.
+        assert client.tasks.get(task_id).status in ("running", "failed")
     assert upstream_status(upstream, upstream_id) == "succeeded"
-    assert ledger_state(gateway, task_id) == "reserved"
+    assert ledger_state(gateway, task_id) in ("reserved", "spent")  # billed upstream: never released
 
 
 def test_a_delete_while_the_upstream_still_queues_the_task_cancels_it_on_both_sides(services):

@@ -347,6 +347,10 @@ def journal() -> Journal:
         st.button("Try again", icon="🔄", key=IDENTITY_RETRY_KEY, on_click=identity.ask_again,
                   args=(conn.cache_id,))
         st.stop()
+    return _person_journal(conn, answer)
+
+
+def _person_journal(conn: Connection, answer: identity.Answer) -> Journal:
     return identity.journal_for(shared_journal(), conn.journal_scope, answer.who, fallback_name=signin.display_name())
 
 
@@ -359,4 +363,4 @@ def journal_if_known() -> Journal | None:
     answer = identity.lookup(client(), conn.cache_id)
     if answer.who is None and not answer.reached:
         return None
-    return identity.journal_for(shared_journal(), conn.journal_scope, answer.who, fallback_name=signin.display_name())
+    return _person_journal(conn, answer)

@@ -43,6 +43,14 @@ def handed_over(gateway, task_id: str) -> str:
     return wait_for(upstream_id, "the task to be handed over", 60)
 
 
+def upstream_reads(gateway) -> int:
+    """The gateway's answered reads of upstream tasks (LIST and GET), from its metrics."""
+    counter = gateway.app.state.services.metrics.upstream_calls
+    return int(sum(sample.value for metric in counter.collect() for sample in metric.samples
+                   if sample.name.endswith("_total") and sample.labels.get("call") in ("list", "get")
+                   and sample.labels.get("outcome") == "200"))
+
+
 def set_upstream_status(upstream, upstream_id: str, status: str) -> None:
     with upstream.app.state.services.engine.begin() as conn:
         conn.execute(update(tasks).where(tasks.c.id == upstream_id).values(status=status))
@@ -67,8 +75,12 @@ def test_a_delete_after_the_upstream_finished_the_task_neither_deletes_it_there_
     cancel, the member's task was cancelled, its cost released and the billed result lost."""
     gateway, upstream, _ = services
     with Client(base_url=gateway.base_url, api_key=MEMBER_KEY, max_retries=0) as client:
+        reads = upstream_reads(gateway)
         task_id = create(client, "finished there")
         upstream_id = handed_over(gateway, task_id)
+        # Its follow reads it at once, then waits an hour: a status set before that read would be
+        # seen at once (a loaded CI machine did), and the task would end before the DELETE.
+        wait_for(lambda: upstream_reads(gateway) > reads, "the gateway's first read of the upstream task", 60)
         set_upstream_status(upstream, upstream_id, "succeeded")
         with pytest.raises(ConflictError):
             client.tasks.delete(task_id)

@@ -63,6 +63,16 @@ class Settings:
     callback_retry_delays: tuple[float, ...] = (2.0, 10.0, 40.0)
     callback_timeout: float = 10.0
     clock: Callable[[], float] = time.time
+    # Notifications out (callbacks/notifications.py). E-mail goes through this server:
+    # `smtp://user:password@host:587` (STARTTLS, required) or `smtps://...:465` (TLS from the start);
+    # None: e-mail targets are refused. `smtp_ca_file`: a CA the server's certificate is checked with.
+    smtp_url: str | None = None
+    smtp_from: str = "Dailies <dailies@localhost>"
+    smtp_ca_file: str | None = None
+    # Seconds a notification waits before it is sent, gathering what happens meanwhile into one message.
+    notification_window: float = 30.0
+    # The dashboard's address, for links in notifications; None: messages carry no link.
+    dashboard_url: str | None = None
     log_requests: bool = True
     # A gateway (dailies/service/gateway/forwarding.py): renders are forwarded to this `/api/v3` base with
     # the team's upstream keys (name, key) in order of priority; at most `upstream_concurrency`

@@ -34,6 +34,8 @@ from sqlalchemy.orm import aliased
 
 from dailies import log_format
 from dailies.netguard import BlockedAddress, Pinned, pinned
+from dailies.service.callbacks import mail
+from dailies.service.callbacks.mail import MailError
 from dailies.service.db.engine import is_postgres
 from dailies.service.db.tables import DeliveryState, callback_attempts, callback_events
 from dailies.service.db.writer import writer
@@ -43,6 +45,7 @@ from dailies.service.runtime.wakeups import CALLBACKS_CHANNEL, Wakeups
 from dailies.service.settings import Settings
 from dailies.service.tasks.rows import TaskRow
 from dailies.spec import limits as L
+from dailies.spec import notifications as N
 from dailies.spec.statuses import CALLBACK_STATUSES, RETRIED_CALLBACK_STATUSES
 from dailies.webhooks import signed_headers
 
@@ -65,6 +68,21 @@ def retry_delay(settings: Settings, attempts_made: int, rng: random.Random) -> f
     many receivers that failed together do not retry together."""
     base = settings.callback_retry_delays[min(attempts_made, len(settings.callback_retry_delays)) - 1]
     return base * rng.uniform(0.8, 1.2)
+
+
+def outgoing_body(event: Row) -> bytes:
+    """What an HTTP attempt POSTs: a task's record as queued, or a notification worded for its channel."""
+    if event.channel is None:
+        return event.body.encode()
+    message = json.loads(event.body)
+    project, items = message["project"], message["items"]
+    if event.channel == "slack":
+        worded = N.slack_body(project, items)
+    elif event.channel == "mattermost":
+        worded = N.mattermost_body(project, items)
+    else:
+        worded = N.webhook_body(project, message["target"], items)
+    return json.dumps(worded, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 class AttemptDeadline:
@@ -303,6 +321,13 @@ class CallbackQueue:
         status_code: int | None = None
         error: str | None = None
         deadline: AttemptDeadline | None = None
+        if event.channel == "email":
+            try:
+                self._mail(event)
+            except MailError as exc:
+                error = str(exc)
+            self._record(event, 250 if error is None else None, (time.perf_counter() - started) * 1000, error)
+            return
         try:
             # Posted to the very address checked: a name that answers otherwise on a second lookup
             # (DNS rebinding) cannot turn the signed callback to an internal address. The lookup is
@@ -331,7 +356,7 @@ class CallbackQueue:
     def _post(self, http: httpx.Client, event: Row, target: Pinned, deadline: AttemptDeadline) -> int:
         """POST the event within `deadline`; its status code. The body of the answer is never read:
         the status alone decides, and a receiver that trickles a body must not hold a deliverer."""
-        body = event.body.encode()
+        body = outgoing_body(event)
         # Safe from many deliverer threads at once: both secret stores make a project's secret
         # under their own lock (keys.json: a thread lock and flock; the database: insert once).
         secret = self.secret_for(event.project)
@@ -342,6 +367,12 @@ class CallbackQueue:
         with deadline, http.stream("POST", target.url, content=body, headers=headers,
                                    extensions={**target.extensions, "trace": deadline.trace}) as response:
             return response.status_code
+
+    def _mail(self, event: Row) -> None:
+        message = json.loads(event.body)
+        items = message["items"]
+        mail.send(self.settings, event.url.removeprefix("mailto:"), N.subject(message["project"], items),
+                  N.email_text(message["project"], items), event.webhook_id)
 
     def _timed_out(self) -> str:
         return f"timed out after {self.settings.callback_timeout:g} s"

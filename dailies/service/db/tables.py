@@ -106,6 +106,9 @@ callback_events = Table(
     Column("created_at", Float, nullable=False),
     Column("claimed_by", String),
     Column("claimed_at", Float),
+    # None for a task's callback; a notification's target kind (notifications.py), whose events are
+    # queued under the target's id in `task_id` (in order per target, folded while they wait).
+    Column("channel", String),
     Index("ix_callback_due", "state", "next_attempt_at"),
     Index("ix_callback_task", "task_id", "seq"),
 )
@@ -122,6 +125,29 @@ callback_attempts = Table(
     Column("latency_ms", Float),
     Column("error", Text),
     Index("ix_callback_attempts_task", "task_id", "seq"),
+)
+
+
+# Where a project's notifications go (dailies/spec/notifications.py): a project's channel (owner '')
+# or a person's own target, taking the event kinds listed (comma separated).
+notification_targets = Table(
+    "notification_targets", metadata,
+    Column("id", String, primary_key=True),
+    Column("project", String, nullable=False),
+    Column("owner", String, nullable=False),
+    Column("kind", String, nullable=False),
+    Column("address", String, nullable=False),
+    Column("events", String, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", Epoch, nullable=False),
+    Index("ix_notification_targets_project", "project"),
+)
+
+# What was told once and must not be told again (a budget's 80% of a month): inserted with the message.
+notification_marks = Table(
+    "notification_marks", metadata,
+    Column("mark", String, primary_key=True),
+    Column("at", Epoch, nullable=False),
 )
 
 

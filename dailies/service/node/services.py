@@ -20,6 +20,7 @@ from dailies.service.access import keys as key_store
 from dailies.service.access import legacy_projects, shared_secrets
 from dailies.service.billing import budgets
 from dailies.service.callbacks.delivery import CallbackQueue
+from dailies.service.callbacks.notifications import Notifications
 from dailies.service.callers import Caller
 from dailies.service.db.engine import is_postgres, make_engine
 from dailies.service.gateway.checkpoint import UpstreamCheckpoint
@@ -95,6 +96,7 @@ class Services:
             record_for=lambda row: build_record(row, self.storage, settings.public_url),
             secret_for=self.webhook_secret, wakeups=self.wakeups, metrics=self.metrics,
         )
+        self.notifications = Notifications(self.engine, settings, self.wakeups, members=self.api_keys.members)
         self.tasks = TaskService(settings, self.store, self.storage, self.prices,
                                  forwarding=self.gateway.tasks if self.gateway else None,
                                  billed_model=self._billed_model)
@@ -115,6 +117,7 @@ class Services:
             budgets.on_status_change(conn, row.id, row.status, self.settings.clock(),
                                      actual=lambda: self._actual_cost(row), bill=state.bill,
                                      upstream_key=state.key)
+        self.notifications.task_changed(conn, row)  # after the ledger moved: budgets are read as they are now
 
     def _actual_cost(self, row: TaskRow) -> Cost | NoPrice:
         """What a succeeded task cost: its record's usage at the model's price (with or without a

@@ -1,0 +1,95 @@
+"""`/dailies/v1/notifications`: a project's notification targets, and what its dashboard tells of.
+
+- `GET  .../targets`: the project's targets, whether this service sends e-mail, and the event kinds.
+- `POST .../targets` `{"kind", "address", "events", "owner"?}`: a target (201). A member's key makes the
+  project's targets (no owner) and its member's own; a key without a member name any person's.
+- `DELETE .../targets/{id}`: removed, with what still waits for it. `GET .../targets/{id}/log`: its deliveries.
+- `POST .../events` `{"kind": "comment"|"status", "task_id", "text", ...}`: queued for each target that
+  takes it (the actor is the key's member whatever the body says); `{"queued": n}`.
+Writes count against the key's per-minute creates, reads against its reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from dailies.service.api.body import read_json_body
+from dailies.service.api.routes import CallerOf, ServicesOf, admitted, call_service
+from dailies.service.errors import ApiError, from_problems
+from dailies.service.node.services import Services
+from dailies.service.own_paths import PREFIX
+from dailies.spec import notifications as N
+
+router = APIRouter(prefix=f"{PREFIX}/notifications", tags=["dailies"])
+BODY_MAX_BYTES = 256 * 1024
+
+
+@router.get("/targets", summary="The project's notification targets")
+async def targets(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
+    headers = await admitted(request, caller, "read")
+    found = await call_service(request, svc.notifications.targets, caller.project, reads_only=True)
+    return JSONResponse({"targets": [t.as_dict() for t in found], "email": bool(svc.settings.smtp_url),
+                         "events": list(N.EVENT_KINDS), "kinds": list(N.TARGET_KINDS)}, headers=headers)
+
+
+@router.post("/targets", status_code=201, summary="Add a notification target (webhook, Slack, Mattermost, e-mail)")
+async def add_target(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
+    headers = await admitted(request, caller, "create")
+    problems, fields = N.check_target(await read_json_body(request, BODY_MAX_BYTES))
+    if not problems and caller.member and fields["owner"] not in ("", caller.member):
+        raise ApiError(403, "AccessDenied", f"This key is {caller.member}'s: a target it adds is the project's "
+                       f"or {caller.member}'s, never {fields['owner'][:80]!r}'s.", "owner")
+    if problems:
+        raise from_problems(problems)
+    target = await call_service(request, svc.notifications.add_target, caller.project,
+                                caller.member or fields["owner"] or "", fields)
+    return JSONResponse(target.as_dict(), status_code=201, headers=headers)
+
+
+@router.delete("/targets/{target_id}", summary="Remove a notification target")
+async def remove_target(request: Request, target_id: str, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
+    headers = await admitted(request, caller, "create")
+    removed = await call_service(request, svc.notifications.remove_target, caller.project, target_id,
+                                 caller.member or "")
+    if not removed:
+        raise _unknown(target_id)
+    return JSONResponse({"id": target_id, "deleted": True}, headers=headers)
+
+
+@router.get("/targets/{target_id}/log", summary="A target's deliveries: each attempt, its answer and when")
+async def target_log(request: Request, target_id: str, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
+    headers = await admitted(request, caller, "read")
+    items = await call_service(request, _log, svc, caller.project, target_id, reads_only=True)
+    return JSONResponse({"items": items}, headers=headers)
+
+
+@router.post("/events", summary="Tell of a comment or a review status: queued for the targets that take it")
+async def tell(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
+    headers = await admitted(request, caller, "create")
+    problems, happening = N.check_posted(await read_json_body(request, BODY_MAX_BYTES))
+    if problems or happening is None:
+        raise from_problems(problems)
+    if caller.member:  # a member's key speaks for its member only
+        happening = replace(happening, actor=caller.member)
+    if not happening.link:
+        happening = replace(happening, link=svc.notifications.link(happening.task_id))
+    queued = await call_service(request, _tell, svc, caller.project, happening)
+    return JSONResponse({"queued": queued}, headers=headers)
+
+
+def _tell(svc: Services, project: str, happening: N.Happening) -> int:
+    with svc.notifications.write.begin() as conn:
+        return svc.notifications.tell(conn, project, replace(happening, at=svc.settings.clock()))
+
+
+def _log(svc: Services, project: str, target_id: str) -> list[dict]:
+    if not any(t.id == target_id for t in svc.notifications.targets(project)):
+        raise _unknown(target_id)
+    return svc.callbacks.log_for(target_id)
+
+
+def _unknown(target_id: str) -> ApiError:
+    return ApiError(404, "NotFound", f"No notification target {target_id[:80]!r} in this project.", "target_id")

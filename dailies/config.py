@@ -78,6 +78,19 @@ class Environment(BaseSettings):
         "text", "DAILIES_LOG_FORMAT", "the log's format (`--log-format`): text lines or a JSON object per line")
     dailies_prices_file: Path | None = _var(None, "DAILIES_PRICES_FILE",
                                             "a JSON file of negotiated prices replacing the catalog's (docs/prices.md)")
+    # --- notifications out (docs/notifications.md) ---
+    dailies_smtp_url: SecretStr = _var(
+        SecretStr(""), "DAILIES_SMTP_URL",
+        "the mail server of e-mail notifications, `smtp://user:password@host:587` (STARTTLS) or `smtps://...:465`; "
+        "unset: no e-mail targets")
+    dailies_smtp_from: str = _var("Dailies <dailies@localhost>", "DAILIES_SMTP_FROM",
+                                  "the From of e-mail notifications")
+    dailies_smtp_ca_file: Path | None = _var(None, "DAILIES_SMTP_CA_FILE",
+                                             "a CA file the mail server's certificate is checked with; default "
+                                             "the system's")
+    dailies_notification_window: float = _var(
+        30.0, "DAILIES_NOTIFICATION_WINDOW",
+        "seconds a notification waits, gathering what follows for the same target into one message", ge=0, le=3600)
     # --- a gateway ---
     dailies_upstream_url: str = _var("", "DAILIES_UPSTREAM_URL",
                                      "a gateway's upstream /api/v3 base (`--upstream`)")
@@ -122,7 +135,7 @@ class Environment(BaseSettings):
 
 # Secrets that are lists of `name:key` (each key masked, names shown) and URLs (the password masked).
 _KEY_LISTS = {"DAILIES_API_KEYS", "DAILIES_UPSTREAM_KEYS"}
-_URLS = {"DAILIES_DATABASE_URL"}
+_URLS = {"DAILIES_DATABASE_URL", "DAILIES_SMTP_URL"}
 
 Source = Literal["environment", ".env", "default"]
 

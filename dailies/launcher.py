@@ -349,6 +349,7 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
     key = local_key(data_dir)
     api_url = f"http://{host}:{api_port}"
     env = {k: v for k, v in os.environ.items() if k != "DAILIES_API_KEYS"}
+    env.setdefault("DAILIES_DASHBOARD_URL", f"http://{host}:{ui_port}")  # notifications link to this dashboard
     serve_cmd = serve_command(data_dir, host, api_port, slots, team, log_format)
     ui_env = dashboard_env(env, f"{api_url}/api/v3", key, data_dir, team, log_format=log_format)
     ui_cmd = streamlit_command(ui_port, host, headless=not open_browser, log_format=log_format, theme=theme,

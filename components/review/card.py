@@ -12,7 +12,7 @@ from datetime import tzinfo
 
 import streamlit as st
 
-from components.common import charges, pages, player
+from components.common import charges, notices, pages, player
 from components.common.comments import player_seek, timeline_marks
 from components.common.markdown_text import markdown_text
 from components.common.records import format_time, length_text, model_as_written
@@ -61,6 +61,8 @@ def _page_follows(task_id: str, status_changed: bool) -> None:
 
 def _save_status(journal: Journal, task_id: str) -> None:
     change = journal.set_status(task_id, st.session_state[STATUS_KEY.format(task_id)])
+    if change is not None:
+        notices.tell(journal.status_notice(change))
     if st.session_state.get(FILTERED_KEY) and change is not None:
         # The card says it leaves the filtered view, at once and alone (a fragment run, not the page's
         # second); the page's next run leaves it out.
@@ -70,7 +72,9 @@ def _save_status(journal: Journal, task_id: str) -> None:
 
 def _undo_status(journal: Journal, task_id: str) -> None:
     status, previous = st.session_state.pop(LEFT_KEY.format(task_id), (None, None))
-    journal.set_status(task_id, previous or PENDING)
+    change = journal.set_status(task_id, previous or PENDING)
+    if change is not None:
+        notices.tell(journal.status_notice(change))
     st.session_state[STATUS_KEY.format(task_id)] = previous or PENDING
 
 

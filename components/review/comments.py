@@ -11,6 +11,7 @@ from datetime import tzinfo
 
 import streamlit as st
 
+from components.common import notices
 from components.common.comments import said, seek_request, timecode_button
 from components.common.mention_box import mention_completion, people_of
 from components.common.timecode_player import format_timecode
@@ -58,14 +59,15 @@ def _post(journal: Journal, task_id: str, on_change: Callable[[], None]) -> None
         st.session_state[COMMENT_PROBLEM_KEY.format(task_id)] = "Write something to post."
         return
     try:
-        journal.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)),
-                            parent_id=st.session_state.pop(REPLYING_KEY.format(task_id), None),
-                            frame=st.session_state.get(PINNED_FRAME_KEY.format(task_id)), drawing=drawing,
-                            out_frame=st.session_state.get(PINNED_OUT_KEY.format(task_id)))
+        comment = journal.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)),
+                                      parent_id=st.session_state.pop(REPLYING_KEY.format(task_id), None),
+                                      frame=st.session_state.get(PINNED_FRAME_KEY.format(task_id)), drawing=drawing,
+                                      out_frame=st.session_state.get(PINNED_OUT_KEY.format(task_id)))
         _unpin(task_id)
     except ValueError as exc:
         st.session_state[COMMENT_PROBLEM_KEY.format(task_id)] = str(exc).capitalize() + "."
         return
+    notices.tell(journal.comment_notice(comment))
     # The popover stays open: a box emptied as it closed kept its text in the browser, which sent it back.
     st.session_state[COMMENT_KEY.format(task_id)] = ""
     on_change()

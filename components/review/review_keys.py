@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.common import notices
 from components.review.results import gather
 from components.review.state_keys import KEYS_KEY, PINNED_KEY, POSITION_KEY
 from dailies.journal import Journal
@@ -25,7 +26,9 @@ PLAYER_KEYS = ("← → a frame back or on · Space play / pause · J back a sec
 
 
 def _verdict(journal: Journal, task_id: str, status: str) -> None:
-    journal.set_status(task_id, status)
+    change = journal.set_status(task_id, status)
+    if change is not None:
+        notices.tell(journal.status_notice(change))
 
 
 def _comment_here(task_id: str) -> None:

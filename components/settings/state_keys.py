@@ -12,3 +12,11 @@ OUTCOME_KEY = "settings.form.outcome"  # what Save or Forget did, said once on t
 FORGET_KEY = "settings.forget"
 TEST_KEY = "settings.test"
 DISPLAY_NAME_KEY = "settings.display_name"
+# Notifications (components/settings/notifications.py)
+NOTIFY_FORM_KEY = "settings.notify.form"
+NOTIFY_FOR_KEY = "settings.notify.for"
+NOTIFY_KIND_KEY = "settings.notify.kind"
+NOTIFY_ADDRESS_KEY = "settings.notify.address"
+NOTIFY_EVENTS_KEY = "settings.notify.events"
+NOTIFY_OUTCOME_KEY = "settings.notify.outcome"
+NOTIFY_REMOVE_KEY = "settings.notify.remove.{}"

@@ -160,7 +160,19 @@ def serve_settings(args: argparse.Namespace):
         database_url=args.database_url,
         storage=args.storage,
         **upstream_settings(args),
+        **notification_settings(),
     )
+
+
+def notification_settings() -> dict:
+    """Settings fields of notifications out, from the environment (the same for serve and worker: both deliver)."""
+    from ..config import current
+
+    env = current()
+    return {"smtp_url": env.dailies_smtp_url.get_secret_value() or None, "smtp_from": env.dailies_smtp_from,
+            "smtp_ca_file": str(env.dailies_smtp_ca_file) if env.dailies_smtp_ca_file else None,
+            "notification_window": env.dailies_notification_window,
+            "dashboard_url": env.dailies_dashboard_url or None}
 
 
 def uvicorn_server(app, args: argparse.Namespace):
@@ -233,7 +245,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     settings = Settings(
         data_dir=args.data_dir, workers=args.slots, database_url=args.database_url, storage=args.storage,
         public_url=args.public_url or "http://127.0.0.1:8000", allow_loopback_inputs=args.allow_loopback_inputs,
-        stale_after=args.stale_after, **upstream_settings(args),
+        stale_after=args.stale_after, **upstream_settings(args), **notification_settings(),
     )
     return run_worker(settings, grace_period=args.grace_period, metrics_port=args.metrics_port)
 

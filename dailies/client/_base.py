@@ -240,6 +240,18 @@ class Endpoints:
         self._task_url(task_id)  # the same check of the id
         return RequestSpec("GET", self._own(f"tasks/{quote(task_id, safe='')}/request"), self._headers())
 
+    def notification_targets(self) -> RequestSpec:
+        return RequestSpec("GET", self._own("notifications/targets"), self._headers())
+
+    def add_notification_target(self, body: dict[str, object]) -> RequestSpec:
+        return RequestSpec("POST", self._own("notifications/targets"), self._headers(), json=body)
+
+    def remove_notification_target(self, target_id: str) -> RequestSpec:
+        return RequestSpec("DELETE", self._own(f"notifications/targets/{quote(target_id, safe='')}"), self._headers())
+
+    def notify(self, body: dict[str, object]) -> RequestSpec:
+        return RequestSpec("POST", self._own("notifications/events"), self._headers(), json=body)
+
     def charges(self, task_ids: Sequence[str]) -> RequestSpec:
         return RequestSpec("POST", self._own("charges"), self._headers(), json={"task_ids": list(task_ids)})
 

@@ -32,6 +32,8 @@ from dailies.spec.models import (
     Identity,
     ListTasksResponse,
     Members,
+    NotificationTarget,
+    NotificationTargets,
     ServiceInfo,
     ServiceTier,
     SpendReport,
@@ -237,6 +239,41 @@ class Calls:
         except NotFoundError as exc:  # the endpoint answers no 404 of its own: a service without it
             raise UnsupportedEndpointError.of(exc) from None
         return parse_model(response, Members)
+
+    def notification_targets(self) -> Plan[NotificationTargets]:
+        """The project's notification targets on a Dailies service (`/dailies/v1/notifications/targets`,
+        beyond the specification). Raises `UnsupportedEndpointError` on a service without them."""
+        return parse_model((yield from self._own_call(self.endpoints.notification_targets())), NotificationTargets)
+
+    def add_notification_target(self, kind: str, address: str, events: Sequence[str],
+                                owner: str | None = None) -> Plan[NotificationTarget]:
+        """Add a target: `kind` webhook, slack, mattermost or email; `owner` a person for their own
+        target (a member's key: only its member), None for the project's. A bad field is a `BadRequestError`."""
+        body: dict[str, object] = {"kind": kind, "address": address, "events": list(events)}
+        if owner:
+            body["owner"] = owner
+        return parse_model((yield from self._own_call(self.endpoints.add_notification_target(body))),
+                           NotificationTarget)
+
+    def remove_notification_target(self, target_id: str) -> Plan[None]:
+        """Remove a target and what still waits for it; `NotFoundError` for one the project does not have."""
+        yield from self.exchange(self.endpoints.remove_notification_target(target_id))
+
+    def notify(self, happening: dict[str, object]) -> Plan[int]:
+        """Tell a Dailies service of a comment or a review status (`kind`, `task_id`, `text`, `shot`, `maker`,
+        `reply_to`, `status`, `link`): queued for each target that takes it; how many did.
+        Raises `UnsupportedEndpointError` on a service without notifications (the real Ark)."""
+        response = yield from self._own_call(self.endpoints.notify(happening))
+        reached = response.json().get("reached") if response.content else None
+        return reached if isinstance(reached, int) else 0
+
+    def _own_call(self, spec: RequestSpec) -> Plan[httpx.Response]:
+        """An exchange with an endpoint of our own whose route answers no 404 itself: a 404 is a service
+        without it."""
+        try:
+            return (yield from self.exchange(spec))
+        except NotFoundError as exc:
+            raise UnsupportedEndpointError.of(exc) from None
 
     def service_info(self) -> Plan[ServiceInfo]:
         """What a Dailies service is: the local preview renderer or a gateway, and its upstream's region
@@ -639,6 +676,10 @@ class ClientBase(Generic[HttpT, TransportT, TasksT]):
     spend = Method(Calls.spend)
     me = Method(Calls.me)
     members = Method(Calls.members)
+    notification_targets = Method(Calls.notification_targets)
+    add_notification_target = Method(Calls.add_notification_target)
+    remove_notification_target = Method(Calls.remove_notification_target)
+    notify = Method(Calls.notify)
     service_info = Method(Calls.service_info)
     task_request = Method(Calls.task_request)
     charges = Method(Calls.charges)

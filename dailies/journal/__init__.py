@@ -55,6 +55,7 @@ from .comments import Comment, thread
 from .inbox import InboxItem, InboxMixin
 from .inputs import STORED_PREFIX
 from .kept import KeptFile
+from .notices import NoticesMixin
 from .preferences import PreferencesMixin
 from .records import RecordsMixin
 from .schema import POSTGRES_PREFIX, UNSCOPED
@@ -92,7 +93,7 @@ __all__ = [
 
 
 class Journal(AuthorsMixin, SubmissionsMixin, RecordsMixin, PreferencesMixin, AdoptMixin, ShotsMixin, SharesMixin,
-              InboxMixin):
+              InboxMixin, NoticesMixin):
     """A view of the journal: one scope's rows (`scoped`), or every scope's (the constructor).
 
     `database_url` and `storage` default to DAILIES_DATABASE_URL and DAILIES_STORAGE; "" (or

@@ -298,6 +298,26 @@ class Members(_Open):
     members: list[str] = []
 
 
+class NotificationTarget(_Open):
+    """Where a project's notifications go (`/dailies/v1/notifications/targets`, beyond the specification):
+    the project's channel (no owner) or one person's own, taking the event kinds listed."""
+
+    id: str
+    kind: str  # webhook | slack | mattermost | email
+    address: str
+    events: list[str] = []
+    owner: str | None = None
+
+
+class NotificationTargets(_Open):
+    """A project's notification targets, and what this service offers: e-mail or not, the kinds."""
+
+    targets: list[NotificationTarget] = []
+    email: bool = False
+    events: list[str] = []
+    kinds: list[str] = []
+
+
 class ServiceInfo(_Open):
     """What a Dailies service is (`GET /dailies/v1/service`, beyond the specification)."""
 

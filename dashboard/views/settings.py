@@ -7,6 +7,7 @@ import streamlit as st
 
 from components.common import catalogs, connection, identity, signin
 from components.common.state_keys import API_KEY_KEY, CATALOG_KEY
+from components.settings import notifications
 from components.settings.key_check import check_key
 from components.settings.state_keys import (
     API_KEY_FIELD,
@@ -134,6 +135,9 @@ if (who is None and answer.reached) or (who is not None and not who.member):
                   on_change=lambda: connection.rename_me(st.session_state[DISPLAY_NAME_KEY]),
                   help="This service does not say whose a key is: the name you give here signs your statuses, "
                        "stars and comments. It is remembered with your key.")
+
+if conn.usable and who is not None:
+    notifications.render(connection.client(), connection.journal().author)
 
 st.subheader("Local data")
 if who is None and answer.reached:

@@ -20,6 +20,7 @@ from dailies.service.access import keys as key_store
 from dailies.service.callers import KeyOptions
 
 from ..cli.running import run
+from ..support.smtp_server import smtp_server
 from .conftest import running_product
 from .test_e2e import submit_one
 from .test_team_sharing import enter_key, new_tab
@@ -34,16 +35,27 @@ EDITED = "lantern over the river at night, brighter"
 
 
 @pytest.fixture(scope="module")
-def studio(tmp_path_factory, chromium_path):
+def mail(tmp_path_factory):
+    with smtp_server(tmp_path_factory.mktemp("mail")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory, chromium_path, mail):
     data_dir = tmp_path_factory.mktemp("studio")
     keys = {name: key_store.create_key(data_dir, project, KeyOptions(name=name)).key
             for name, project in (("Ana", "studio"), ("Bo", "studio"), ("Cy", "other"))}
-    with running_product(data_dir, "--team") as product:
-        code, out, err = run("create", "--base-url", product.api_url, "--api-key", keys["Ana"], "--model", V2,
-                             "--prompt", PROMPT, "--resolution", "480p", "--duration", "4", "--wait", "--poll",
-                             "0.3", "--json")
-        assert code == 0, err
-        yield product, keys, json.loads(out)["id"]
+    # The service mails through the test's server (STARTTLS, a login), and sends what waits at once.
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("DAILIES_SMTP_URL", f"smtp://{mail.username}:{mail.password}@{mail.host}:{mail.port}")
+        env.setenv("DAILIES_SMTP_CA_FILE", str(mail.ca_file))
+        env.setenv("DAILIES_NOTIFICATION_WINDOW", "0.5")
+        with running_product(data_dir, "--team") as product:
+            code, out, err = run("create", "--base-url", product.api_url, "--api-key", keys["Ana"], "--model", V2,
+                                 "--prompt", PROMPT, "--resolution", "480p", "--duration", "4", "--wait", "--poll",
+                                 "0.3", "--json")
+            assert code == 0, err
+            yield product, keys, json.loads(out)["id"]
 
 
 def card_of(tab, task_id: str):
@@ -57,7 +69,7 @@ def player_ready(tab, card) -> None:
                           "q('.tp video').every(v => v.readyState >= 2 && v.duration > 3.9); }")
 
 
-def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_path):
+def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, mail, tmp_path):
     product, keys, first = studio
     viewport = {"width": 1500, "height": 1100}
     contexts = {name: browser.new_context(viewport=viewport) for name in keys}
@@ -66,6 +78,17 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
         for name, tab in tabs.items():
             enter_key(tab, product, keys[name])
         ana, bo, cy = tabs["Ana"], tabs["Bo"], tabs["Cy"]
+
+        # Ana asks, in Settings, to be mailed when someone mentions her or answers her.
+        open_page(ana, product, "/settings")
+        ana.get_by_text("Add where notifications go").wait_for()
+        pick(ana, "Send by", "E-mail")
+        ana.get_by_role("textbox", name="Address").fill("ana@studio.example")
+        ana.get_by_role("button", name="Add", exact=True).click()
+        settle(ana)
+        ana.get_by_text("E-mail to ana@studio.example added.").wait_for()
+        ana.get_by_text("Yours (Ana)").wait_for()
+        screenshot(ana, "together-00-ana-notifications")
 
         # Bo sees Ana's CLI task with its prompt, stops at 2 s, comments there and asks for changes.
         open_page(bo, product, "/review")
@@ -106,6 +129,11 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, tmp_p
             "Bo", "too dark here @Ana", 2.0, 48)
         assert [shape.kind for shape in comment.drawing] == ["rect"]
         assert journal.status_of(first) == "changes_requested"
+        # The mention reached Ana's mailbox, with a link to the shot on this dashboard.
+        [message] = mail.wait_for_messages(1)
+        assert message["To"] == "ana@studio.example" and "Bo mentioned you" in message["Subject"]
+        assert f"{product.ui_url}/review?task={first}" in message.get_content()
+        assert "too dark here @Ana" in message.get_content()
 
         # Ana sees Bo's comment with his name and the timecode; the timecode seeks her player.
         open_page(ana, product, "/review")

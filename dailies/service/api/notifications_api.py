@@ -5,7 +5,7 @@
   project's targets (no owner) and its member's own; a key without a member name any person's.
 - `DELETE .../targets/{id}`: removed, with what still waits for it. `GET .../targets/{id}/log`: its deliveries.
 - `POST .../events` `{"kind": "comment"|"status", "task_id", "text", ...}`: queued for each target that
-  takes it (the actor is the key's member whatever the body says); `{"queued": n}`.
+  takes it (the actor is the key's member whatever the body says); `{"reached": n}` targets.
 Writes count against the key's per-minute creates, reads against its reads.
 """
 
@@ -25,6 +25,8 @@ from dailies.spec import notifications as N
 
 router = APIRouter(prefix=f"{PREFIX}/notifications", tags=["dailies"])
 BODY_MAX_BYTES = 256 * 1024
+_BODY_ANSWERS: dict[int | str, dict[str, object]] = {413: {"description": "A body over 256 KB"},
+                                                     415: {"description": "Not JSON"}}
 
 
 @router.get("/targets", summary="The project's notification targets")
@@ -35,7 +37,15 @@ async def targets(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONRe
                          "events": list(N.EVENT_KINDS), "kinds": list(N.TARGET_KINDS)}, headers=headers)
 
 
-@router.post("/targets", status_code=201, summary="Add a notification target (webhook, Slack, Mattermost, e-mail)")
+@router.post("/targets", status_code=201, summary="Add a notification target (webhook, Slack, Mattermost, e-mail)",
+             responses={403: {"description": "A member's key adding another person's target"}, **_BODY_ANSWERS},
+             openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": {
+                 "type": "object", "required": ["kind", "address", "events"], "properties": {
+                     "kind": {"type": "string", "enum": list(N.TARGET_KINDS)},
+                     "address": {"type": "string", "maxLength": N.MAX_ADDRESS_CHARS},
+                     "events": {"type": "array", "minItems": 1,
+                                "items": {"type": "string", "enum": list(N.EVENT_KINDS)}},
+                     "owner": {"type": "string", "maxLength": N.MAX_NAME_CHARS}}}}}}})
 async def add_target(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     headers = await admitted(request, caller, "create")
     problems, fields = N.check_target(await read_json_body(request, BODY_MAX_BYTES))
@@ -49,7 +59,8 @@ async def add_target(request: Request, caller: CallerOf, svc: ServicesOf) -> JSO
     return JSONResponse(target.as_dict(), status_code=201, headers=headers)
 
 
-@router.delete("/targets/{target_id}", summary="Remove a notification target")
+@router.delete("/targets/{target_id}", summary="Remove a notification target",
+               responses={403: {"description": "Another person's target"}, 404: {"description": "No such target"}})
 async def remove_target(request: Request, target_id: str, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     headers = await admitted(request, caller, "create")
     removed = await call_service(request, svc.notifications.remove_target, caller.project, target_id,
@@ -59,14 +70,22 @@ async def remove_target(request: Request, target_id: str, caller: CallerOf, svc:
     return JSONResponse({"id": target_id, "deleted": True}, headers=headers)
 
 
-@router.get("/targets/{target_id}/log", summary="A target's deliveries: each attempt, its answer and when")
+@router.get("/targets/{target_id}/log", summary="A target's deliveries: each attempt, its answer and when",
+            responses={404: {"description": "No such target"}})
 async def target_log(request: Request, target_id: str, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     headers = await admitted(request, caller, "read")
     items = await call_service(request, _log, svc, caller.project, target_id, reads_only=True)
     return JSONResponse({"items": items}, headers=headers)
 
 
-@router.post("/events", summary="Tell of a comment or a review status: queued for the targets that take it")
+@router.post("/events", summary="Tell of a comment or a review status: queued for the targets that take it",
+             responses=_BODY_ANSWERS,
+             openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": {
+                 "type": "object", "required": ["kind", "task_id"], "properties": {
+                     "kind": {"type": "string", "enum": list(N.POSTED_KINDS)},
+                     **{name: {"type": "string", "maxLength": N.MAX_NAME_CHARS}
+                        for name in ("task_id", "actor", "maker", "reply_to", "status")},
+                     "shot": {"type": "string"}, "text": {"type": "string"}, "link": {"type": "string"}}}}}}})
 async def tell(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     headers = await admitted(request, caller, "create")
     problems, happening = N.check_posted(await read_json_body(request, BODY_MAX_BYTES))
@@ -76,8 +95,8 @@ async def tell(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONRespo
         happening = replace(happening, actor=caller.member)
     if not happening.link:
         happening = replace(happening, link=svc.notifications.link(happening.task_id))
-    queued = await call_service(request, _tell, svc, caller.project, happening)
-    return JSONResponse({"queued": queued}, headers=headers)
+    reached = await call_service(request, _tell, svc, caller.project, happening)
+    return JSONResponse({"reached": reached}, headers=headers)
 
 
 def _tell(svc: Services, project: str, happening: N.Happening) -> int:

@@ -41,7 +41,7 @@ class Stack:
     def tell(self, key: str, **happening) -> int:
         answer = self.call(key, "POST", "/events", json=happening)
         assert answer.status_code == 200, answer.text
-        return answer.json()["queued"]
+        return answer.json()["reached"]
 
     def send_now(self) -> None:
         """Past the gathering window: what waits is due, and the deliverers look at once."""

@@ -1,0 +1,67 @@
+"""Telling the service of a comment or a status change, for its notifications out
+(`POST /dailies/v1/notifications/events`): sent in the background, so a comment never waits on it or
+fails for it; a connection whose service has no notifications (the real Ark) is not asked again."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import urlsplit
+
+import streamlit as st
+
+from components.common import connection, pages
+from dailies.client import Client, DailiesError, UnsupportedEndpointError
+
+log = logging.getLogger("dailies.dashboard.notices")
+_unsupported: set[str] = set()
+_lock = threading.Lock()
+_senders = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dailies-notices")
+_pending: list[Any] = []
+
+
+def tell(notice: dict[str, Any]) -> None:
+    """Send `notice` (Journal.comment_notice / status_notice) for this session's connection, if it has a service."""
+    client = connection.client()
+    cache_id = connection.current().cache_id
+    if client is None or cache_id in _unsupported:
+        return
+    link = review_link(notice["task_id"])
+    with _lock:
+        _pending.append(_senders.submit(_send, client, cache_id, {**notice, **({"link": link} if link else {})}))
+        _pending[:] = [f for f in _pending if not f.done()]
+
+
+def review_link(task_id: str) -> str:
+    """The version on this dashboard's Review, from the address the browser used (st.context.url)."""
+    try:
+        url = st.context.url or ""
+    except Exception:  # no browser session (a script run from a test harness)
+        return ""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return ""
+    path = parts.path.rstrip("/")
+    last = path.rsplit("/", 1)[-1]
+    if last in {page.url_path for page in pages.ALL if page.url_path} | {pages.GUEST.url_path}:
+        path = path[: -len(last) - 1]
+    return f"{parts.scheme}://{parts.netloc}{path}{pages.REVIEW.address({'task': task_id})}"
+
+
+def _send(client: Client, cache_id: str, notice: dict[str, Any]) -> None:
+    try:
+        client.notify(notice)
+    except UnsupportedEndpointError:
+        _unsupported.add(cache_id)
+    except DailiesError as exc:  # the comment is kept whatever the notifications do; said in the log
+        log.warning("the service was not told of a %s on %s: %s", notice.get("kind"), notice.get("task_id"), exc)
+
+
+def wait_for_sends(timeout: float = 10.0) -> None:
+    """Until what was handed over has been sent (tests)."""
+    with _lock:
+        pending = list(_pending)
+    for future in pending:
+        future.result(timeout)

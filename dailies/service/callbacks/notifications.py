@@ -26,13 +26,14 @@ from dailies.service.db.tables import (
     notification_targets,
 )
 from dailies.service.db.writer import writer
-from dailies.service.errors import ApiError
+from dailies.service.errors import ApiError, from_problems
 from dailies.service.runtime.wakeups import CALLBACKS_CHANNEL, Wakeups
 from dailies.service.settings import Settings
 from dailies.service.tasks.rows import TaskRow
 from dailies.spec import limits as L
 from dailies.spec import notifications as N
 from dailies.spec.statuses import TaskStatus
+from dailies.spec.urls import host_problem
 
 log = logging.getLogger("dailies.notifications")
 
@@ -67,6 +68,10 @@ class Notifications:
         if fields["kind"] == "email" and not self.settings.smtp_url:
             raise ApiError(400, "InvalidParameter", "This service sends no e-mail: its operator has not set "
                            "DAILIES_SMTP_URL. Choose a webhook, Slack or Mattermost.", "kind")
+        if fields["kind"] != "email" and (problem := host_problem(
+                fields["address"], "address", allow_loopback=self.settings.allow_loopback_callbacks,
+                allow_private=self.settings.allow_private_callbacks)):
+            raise from_problems([problem])  # refused again, pinned, at each delivery (netguard)
         target = N.Target(id=f"nt-{uuid.uuid4().hex[:16]}", project=project, kind=fields["kind"],
                           address=fields["address"], events=fields["events"], owner=fields["owner"])
         with self.write.begin() as conn:

@@ -105,8 +105,8 @@ def test_slack_gets_its_format_and_a_signed_webhook_is_sent_again_after_a_500(fr
     assert posted.json == {"text": "*Dailies · studio*\n• Bo commented on "
                                    "<http://dailies.studio.example/review?task=cgt-0002|Rain &lt;on&gt; glass &amp; "
                                    "steel>: Lovely"}
-    first, second = wait_for(lambda: len(fresh.receiver.deliveries("/hook")) >= 2 and fresh.receiver.deliveries("/hook"),
-                             "the webhook's second attempt", 60)
+    hooked = lambda: fresh.receiver.deliveries("/hook")  # noqa: E731
+    first, second = wait_for(lambda: len(hooked()) >= 2 and hooked(), "the webhook's second attempt", 60)
     assert first.webhook_id == second.webhook_id and (first.attempt, second.attempt) == (1, 2)
     secret = fresh.service.app.state.services.webhook_secret("studio")
     verify(secret, second.headers, second.body, now=time.time() + fresh.moved[0])
@@ -178,6 +178,7 @@ def test_a_members_finished_task_and_budget_reach_their_own_target_only(fresh):
     ({"kind": "pager", "address": "https://example.com/x", "events": ["comment"]}, "kind"),
     ({"kind": "email", "address": "not an address", "events": ["comment"]}, "address"),
     ({"kind": "slack", "address": "ftp://example.com/x", "events": ["comment"]}, "address"),
+    ({"kind": "webhook", "address": "http://10.1.2.3/hook", "events": ["comment"]}, "address"),  # private
     ({"kind": "slack", "address": "https://example.com/x", "events": ["comments"]}, "events[0]"),
     ({"kind": "slack", "address": "https://example.com/x", "events": []}, "events"),
     ({"kind": "slack", "address": "https://example.com/x"}, "events"),

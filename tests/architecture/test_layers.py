@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"service.billing", "service.storage"},
     {"service.runtime"},
     {"service.access"},
-    {"service.tasks"},
+    {"service.tasks", "service.sessions"},
     {"service.callbacks"},
     {"service.gateway"},
     {"service.node"},

@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dailies import __version__, log_format
 from dailies.generator.protocol import Generator
-from dailies.service.api import notifications_api, own_api, upstream_callbacks
+from dailies.service.api import live_api, notifications_api, own_api, upstream_callbacks
 from dailies.service.api.openapi import install_openapi
 from dailies.service.api.routes import router
 from dailies.service.errors import ApiError, dependency_unavailable
@@ -65,6 +65,7 @@ def create_app(settings: Settings, generator: Generator | None = None, start_bac
     app.include_router(router)
     app.include_router(own_api.router)
     app.include_router(notifications_api.router)
+    app.include_router(live_api.router)
     app.include_router(upstream_callbacks.router)
     install_openapi(app)
     _install_error_handlers(app)

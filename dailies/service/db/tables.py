@@ -151,6 +151,27 @@ notification_marks = Table(
 )
 
 
+# A live review session (sessions/live.py): what its presenter's player says now (`state`, `seq` counting
+# its changes), who presents, and the tokens (SHA-256 only) that control it and follow it.
+live_sessions = Table(
+    "live_sessions", metadata,
+    Column("id", String, primary_key=True),
+    Column("project", String, nullable=False),
+    Column("title", String, nullable=False),
+    Column("versions", Text, nullable=False),  # JSON [{"task_id", "label"}]
+    Column("presenter", String, nullable=False),
+    Column("control_sha256", String, nullable=False),
+    Column("follow_sha256", String, nullable=False),
+    Column("state", Text),
+    Column("seq", Integer, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", Epoch, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("ended_at", Epoch),
+    Index("ix_live_sessions_project", "project", "created_at"),
+)
+
+
 # Secrets and keys that every machine of a team deployment needs, so they live in the database and
 # not in one machine's data directory (README, "Team deployment"). On SQLite they stay unused: the
 # keys file of the data directory holds them, as it always did.

@@ -30,6 +30,7 @@ from dailies.service.runtime.breakers import Health
 from dailies.service.runtime.faults import Dependency
 from dailies.service.runtime.metrics import Metrics
 from dailies.service.runtime.wakeups import TASKS_CHANNEL, Wakeups
+from dailies.service.sessions.live import LiveSessions
 from dailies.service.settings import Settings, key_options_from_environment, keys_from_environment
 from dailies.service.storage.files import ResultFiles
 from dailies.service.storage.opener import open_storage
@@ -96,6 +97,7 @@ class Services:
             record_for=lambda row: build_record(row, self.storage, settings.public_url),
             secret_for=self.webhook_secret, wakeups=self.wakeups, metrics=self.metrics,
         )
+        self.live = LiveSessions(self.engine, settings.clock)
         self.notifications = Notifications(self.engine, settings, self.wakeups, members=self.api_keys.members)
         self.tasks = TaskService(settings, self.store, self.storage, self.prices,
                                  forwarding=self.gateway.tasks if self.gateway else None,

@@ -12,6 +12,7 @@ from components.inbox import unread
 
 st.set_page_config(page_title="Dailies", page_icon="🎬", layout="wide")
 signin.require()  # where sign-in (OIDC) is set up: nothing but a sign-in button until signed in
-# The person's unread inbox beside its page (never asked for a share link's guest).
-st.navigation(pages.navigation_pages(0 if pages.is_guest_request() else unread.unread_count())).run()
+# The person's unread inbox beside its page (never asked for a share link's guest, nor a live link's).
+keyless = pages.is_guest_request() or pages.is_follow_request()
+st.navigation(pages.navigation_pages(0 if keyless else unread.unread_count())).run()
 gc_tuning.freeze_imported_objects()  # after the page: the modules it imported are in

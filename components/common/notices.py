@@ -8,9 +8,6 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import urlsplit
-
-import streamlit as st
 
 from components.common import connection, pages
 from dailies.client import Client, DailiesError, UnsupportedEndpointError
@@ -35,19 +32,9 @@ def tell(notice: dict[str, Any]) -> None:
 
 
 def review_link(task_id: str) -> str:
-    """The version on this dashboard's Review, from the address the browser used (st.context.url)."""
-    try:
-        url = st.context.url or ""
-    except Exception:  # no browser session (a script run from a test harness)
-        return ""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return ""
-    path = parts.path.rstrip("/")
-    last = path.rsplit("/", 1)[-1]
-    if last in {page.url_path for page in pages.ALL if page.url_path} | {pages.GUEST.url_path}:
-        path = path[: -len(last) - 1]
-    return f"{parts.scheme}://{parts.netloc}{path}{pages.REVIEW.address({'task': task_id})}"
+    """The version on this dashboard's Review, from the address the browser used."""
+    root = pages.dashboard_root()
+    return f"{root}{pages.REVIEW.address({'task': task_id})}" if root else ""
 
 
 def _send(client: Client, cache_id: str, notice: dict[str, Any]) -> None:

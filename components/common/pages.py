@@ -12,7 +12,7 @@ import runpy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
@@ -41,11 +41,14 @@ COMPOSE = DashboardPage("views/compose.py", "Compose", ":material/edit_note:", "
 TASKS = DashboardPage("views/tasks.py", "Tasks", ":material/view_list:", "tasks")
 REVIEW = DashboardPage("views/review.py", "Review", ":material/star:", "review")
 INBOX = DashboardPage("views/inbox.py", "Inbox", ":material/inbox:", "inbox")
+LIVE = DashboardPage("views/live.py", "Live", ":material/cast:", "live")
 SETTINGS = DashboardPage("views/settings.py", "Settings", ":material/settings:", "settings")
-ALL = (COMPOSE, TASKS, REVIEW, INBOX, SETTINGS)
+ALL = (COMPOSE, TASKS, REVIEW, LIVE, INBOX, SETTINGS)
 # A share link's guest review (views/guest.py): the only page of an address with `?share=`, none otherwise.
 GUEST = DashboardPage("views/guest.py", "Shared review", ":material/share:", "guest")
 SHARE_PARAM = "share"
+# A live session's link for someone without a key (views/live.py follows it): that page alone.
+FOLLOW_PARAM = "follow"
 
 
 def is_guest_request() -> bool:
@@ -53,8 +56,33 @@ def is_guest_request() -> bool:
     return SHARE_PARAM in st.query_params
 
 
+def is_follow_request() -> bool:
+    """The address is a live session's link: this session follows it and sees the Live page alone."""
+    return FOLLOW_PARAM in st.query_params and not is_guest_request()
+
+
 def _guest_at_root() -> None:
     runpy.run_path(str(Path(__file__).resolve().parents[2] / "dashboard" / GUEST.script), run_name="__main__")
+
+
+def _live_at_root() -> None:
+    runpy.run_path(str(Path(__file__).resolve().parents[2] / "dashboard" / LIVE.script), run_name="__main__")
+
+
+def dashboard_root() -> str:
+    """This dashboard's address as the browser used it (st.context.url), without the page: '' unknown."""
+    try:
+        url = st.context.url or ""
+    except Exception:  # no browser session (a script run from a test harness)
+        return ""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return ""
+    path = parts.path.rstrip("/")
+    last = path.rsplit("/", 1)[-1]
+    if last in {page.url_path for page in (*ALL, GUEST) if page.url_path}:
+        path = path[: -len(last) - 1]
+    return f"{parts.scheme}://{parts.netloc}{path}"
 
 
 def navigation_pages(unread: int = 0) -> list[st.Page]:
@@ -65,6 +93,9 @@ def navigation_pages(unread: int = 0) -> list[st.Page]:
         # falls back to) shows it too, so no address with `?share=` reaches another page.
         return [st.Page(_guest_at_root, title=GUEST.title, icon=GUEST.icon, default=True),
                 st.Page(GUEST.script, title=GUEST.title, icon=GUEST.icon, url_path=GUEST.url_path)]
+    if is_follow_request():
+        return [st.Page(_live_at_root, title=LIVE.title, icon=LIVE.icon, default=True),
+                st.Page(LIVE.script, title=LIVE.title, icon=LIVE.icon, url_path=LIVE.url_path)]
     return [st.Page(page.script, title=nav_title(page, unread), icon=page.icon, default=page.is_default,
                     url_path=None if page.is_default else page.url_path) for page in ALL]
 

@@ -32,7 +32,7 @@ from typing import Any
 import streamlit as st
 from streamlit import runtime
 
-from components.common import frame_ink, frame_range
+from components.common import frame_ink, frame_range, live_sync
 from dailies.timecodes import format_timecode, is_frame
 
 __all__ = ["PlayerState", "format_timecode", "playable_url", "timecode_player"]
@@ -49,13 +49,14 @@ class PlayerState:
     comment_drawing: list[dict[str, Any]] | None = None
     comment_out_frame: int | None = None  # the last frame of the range marked (I, O), when one was
     frame: int | None = None  # the frame where the video was last paused or sought to
+    live_changed: bool = False  # a live session's presenter changed (this run only): ask who presents now
 
 
 _HTML_TEMPLATE = """
 <div class="tp" tabindex="0"
      title="← → a frame, space play / pause, J back a second, K pause, L play (again: faster), I and O a range">
   <div class="tp-stage"><video class="tp-video" controls preload="auto" playsinline></video>
-    <canvas class="tp-ink"></canvas></div>
+    <canvas class="tp-ink"></canvas>LIVE_POINTER</div>
   <div class="tp-bar">
     <button type="button" class="tp-step" data-step="-1" title="Previous frame (←)">◀</button>
     <span class="tp-tc" title="The frame shown: hours, minutes, seconds, frames">00:00:00:00</span>
@@ -70,12 +71,14 @@ _HTML_TEMPLATE = """
   </div>
   RANGE_BAR
   INK_TOOLS
+  LIVE_BANNER
 </div>
 """
 
 # The --st-* custom properties are the app's theme, which CCv2 sets on the component's host (they
 # reach into the shadow root because custom properties inherit).
-_HTML = _HTML_TEMPLATE.replace("INK_TOOLS", frame_ink.HTML).replace("RANGE_BAR", frame_range.HTML)
+_HTML = (_HTML_TEMPLATE.replace("INK_TOOLS", frame_ink.HTML).replace("RANGE_BAR", frame_range.HTML)
+         .replace("LIVE_POINTER", live_sync.POINTER_HTML).replace("LIVE_BANNER", live_sync.BANNER_HTML))
 
 _CSS = """
 .tp { display: flex; flex-direction: column; gap: 0.25rem; font-family: var(--st-font); }
@@ -106,7 +109,7 @@ _CSS = """
                       background: var(--st-background-color); border: 1px solid var(--st-border-color);
                       border-radius: var(--st-button-radius); min-height: 2rem; padding: 0 0.375rem; cursor: pointer; }
 .tp-step:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
-""" + frame_ink.CSS + frame_range.CSS + """
+""" + frame_ink.CSS + frame_range.CSS + live_sync.CSS + """
 .tp-comment:active { background: var(--st-primary-color); color: #fff; }
 """
 
@@ -114,7 +117,7 @@ _CSS = """
 # HTML only when the HTML itself changes) and without calling the previous cleanup: so listeners are
 # added once per root element (remembered in a WeakMap) and each call only applies the new data.
 # `fmt` must format exactly as dailies/timecodes.format_timecode (half up to the hundredth).
-_JS = frame_ink.JS + frame_range.JS + r"""
+_JS = frame_ink.JS + frame_range.JS + live_sync.JS + r"""
 const mounts = new WeakMap();
 
 function fmt(seconds) {
@@ -217,7 +220,7 @@ function setUp(root) {
         event.preventDefault();
         event.stopPropagation();
     });
-    m.cleanup = () => cancelAnimationFrame(m.frame);
+    m.cleanup = () => { cancelAnimationFrame(m.frame); m.liveStopped = true; };
     return m;
 }
 
@@ -261,7 +264,9 @@ export default function (component) {
     if (data.max_height) root.style.setProperty("--tp-max-height", data.max_height);
     // Until the video says its own shape, the one Python expects (the record's ratio), else 16:9.
     if (!video.videoWidth) root.style.setProperty("--tp-aspect", String(data.aspect || 16 / 9));
-    if (video.getAttribute("src") !== data.url) video.setAttribute("src", data.url);
+    // A follower's player shows the version the presenter's does, whatever the page drew it with.
+    const followed = data.live && data.live.role === "follow" && root.dataset.liveVersion;
+    if (!followed && video.getAttribute("src") !== data.url) video.setAttribute("src", data.url);
     m.fps = data.fps || 24;
     // Seek only when Python sends a new value: the same value on later runs is not a new request. A
     // frame, when given, is where to go; the time is for a comment made before frames were kept.
@@ -284,6 +289,7 @@ export default function (component) {
     }
     const marks = `${m.fps} ${JSON.stringify(data.marks || [])}`;  // a new rate moves every mark
     if (marks !== m.marksSent) { m.marksSent = marks; m.marks = data.marks || []; renderMarks(m); }
+    if (data.live) liveStart(m, data.live);
     return m.cleanup;
 }
 """
@@ -312,7 +318,8 @@ def playable_url(media: str | Path, coordinates: str) -> str:
 def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, height: int | None = None,
                     max_height: str | None = None, aspect: float | None = None, fps: float | None = None,
                     seek_frame: int | None = None, show_drawing: list[dict[str, Any]] | None = None,
-                    show_out_frame: int | None = None, marks: list[dict[str, Any]] | None = None) -> PlayerState:
+                    show_out_frame: int | None = None, marks: list[dict[str, Any]] | None = None,
+                    live: dict[str, Any] | None = None) -> PlayerState:
     """Draw the player of `url` (see `playable_url`) and its "Comment at mm:ss.cc" button.
 
     `seek_to`: a time in seconds to show, paused. The player goes there when the value differs from
@@ -328,7 +335,8 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
     a frame to show, paused (as `seek_to`, which it overrides). `show_drawing`: shapes drawn over the
     frame sought to (a comment's drawing), until the video plays. `show_out_frame`: with `seek_frame`,
     the last frame of the comment's range, shown as a span. `marks`: the version's comments on the
-    timeline (components.common.comments.timeline_marks).
+    timeline (components.common.comments.timeline_marks). `live`: the player presents or follows a live
+    session (components/common/live_sync.py: role, the session's URLs and tokens, the version shown).
     """
     result = _player(
         key=key,
@@ -343,7 +351,10 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
             "show_drawing": show_drawing,
             "show_out_frame": show_out_frame,
             "marks": marks or [],
+            "live": live,
         },
+        on_live_presenter_change=_ignore,
+        on_live_lost_change=_ignore,
         on_position_change=_ignore,
         on_frame_change=_ignore,
         on_comment_change=_ignore,
@@ -354,7 +365,8 @@ def timecode_player(url: str | Path, *, key: str, seek_to: float | None = None, 
                        comment_frame=_comment_frame(comment),
                        comment_drawing=drawing if isinstance(drawing, list) else None,
                        comment_out_frame=_comment_frame(comment, "out_frame"),
-                       frame=_comment_frame({"frame": result.get("frame")}))
+                       frame=_comment_frame({"frame": result.get("frame")}),
+                       live_changed=bool(result.get("live_presenter") or result.get("live_lost")))
 
 
 def _comment_seconds(comment: object) -> float | None:

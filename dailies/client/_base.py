@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -251,6 +251,13 @@ class Endpoints:
 
     def notify(self, body: dict[str, object]) -> RequestSpec:
         return RequestSpec("POST", self._own("notifications/events"), self._headers(), json=body)
+
+    def live(self, path: str = "", method: str = "GET", body: dict[str, object] | None = None,
+             params: dict[str, str] | None = None) -> RequestSpec:
+        url = self._own("live") + path
+        if params:
+            url += "?" + urlencode(params)
+        return RequestSpec(method, url, self._headers(), json=body)
 
     def charges(self, task_ids: Sequence[str]) -> RequestSpec:
         return RequestSpec("POST", self._own("charges"), self._headers(), json={"task_ids": list(task_ids)})

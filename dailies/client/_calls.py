@@ -21,6 +21,7 @@ from datetime import date
 from functools import wraps
 from pathlib import Path
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel
@@ -31,6 +32,7 @@ from dailies.spec.models import (
     CreateTaskResponse,
     Identity,
     ListTasksResponse,
+    LiveSession,
     Members,
     NotificationTarget,
     NotificationTargets,
@@ -266,6 +268,44 @@ class Calls:
         response = yield from self._own_call(self.endpoints.notify(happening))
         reached = response.json().get("reached") if response.content else None
         return reached if isinstance(reached, int) else 0
+
+    def live_sessions(self) -> Plan[list[LiveSession]]:
+        """The project's open live review sessions (`/dailies/v1/live`, beyond the specification)."""
+        response = yield from self._own_call(self.endpoints.live())
+        items = response.json().get("items") if response.content else None
+        return [LiveSession.model_validate(i) for i in items or []]
+
+    def start_live(self, versions: Sequence[tuple[str, str]], title: str = "",
+                   presenter: str | None = None) -> Plan[LiveSession]:
+        """Start a live session on `versions` ((task id, label) pairs), presented by the key's member (or
+        `presenter`, for a key without a member name); the answer holds its control and follow tokens."""
+        listed = [{"task_id": task_id, "label": label} for task_id, label in versions]
+        body: dict[str, object] = {"title": title, "versions": listed}
+        if presenter:
+            body["presenter"] = presenter
+        return parse_model((yield from self._own_call(self.endpoints.live("", "POST", body))), LiveSession)
+
+    def live_session(self, session_id: str) -> Plan[LiveSession]:
+        """A live session of the key's project, with its versions' video URLs and its state."""
+        path = f"/{quote(session_id, safe='')}"
+        return parse_model((yield from self._own_call(self.endpoints.live(path))), LiveSession)
+
+    def live_control(self, session_id: str, presenter: str | None = None) -> Plan[str]:
+        """A new control token for the session's presenter (this key's member, or `presenter`)."""
+        path = f"/{quote(session_id, safe='')}/control"
+        params = {"presenter": presenter} if presenter else None
+        response = yield from self._own_call(self.endpoints.live(path, "POST", {}, params))
+        return str(response.json()["control_token"])
+
+    def hand_over_live(self, session_id: str, to: str, presenter: str | None = None) -> Plan[LiveSession]:
+        """Hand the session to `to` (only its presenter may)."""
+        path = f"/{quote(session_id, safe='')}/handover"
+        params = {"presenter": presenter} if presenter else None
+        return parse_model((yield from self._own_call(self.endpoints.live(path, "POST", {"to": to}, params))),
+                           LiveSession)
+
+    def end_live(self, session_id: str) -> Plan[None]:
+        yield from self._own_call(self.endpoints.live(f"/{quote(session_id, safe='')}/end", "POST", {}))
 
     def _own_call(self, spec: RequestSpec) -> Plan[httpx.Response]:
         """An exchange with an endpoint of our own whose route answers no 404 itself: a 404 is a service
@@ -680,6 +720,12 @@ class ClientBase(Generic[HttpT, TransportT, TasksT]):
     add_notification_target = Method(Calls.add_notification_target)
     remove_notification_target = Method(Calls.remove_notification_target)
     notify = Method(Calls.notify)
+    live_sessions = Method(Calls.live_sessions)
+    start_live = Method(Calls.start_live)
+    live_session = Method(Calls.live_session)
+    live_control = Method(Calls.live_control)
+    hand_over_live = Method(Calls.hand_over_live)
+    end_live = Method(Calls.end_live)
     service_info = Method(Calls.service_info)
     task_request = Method(Calls.task_request)
     charges = Method(Calls.charges)

@@ -318,6 +318,35 @@ class NotificationTargets(_Open):
     kinds: list[str] = []
 
 
+class LiveVersion(_Open):
+    """One version of a live session, with its result's URL when it was read (signed, as a get answers)."""
+
+    task_id: str
+    label: str = ""
+    video_url: str | None = None
+    duration: float | None = None
+    fps: float | None = None
+    status: str | None = None
+
+
+class LiveSession(_Open):
+    """A live review session (`/dailies/v1/live`, beyond the specification): who presents, the versions,
+    the presenter's player's state and how many changes it has had (`seq`). The tokens only when started."""
+
+    id: str
+    title: str = ""
+    versions: list[LiveVersion] = []
+    presenter: str = ""
+    state: dict[str, Any] | None = None
+    seq: int = 0
+    ended: bool = False
+    follow_url: str | None = None
+    state_url: str | None = None
+    server_time: float | None = None
+    control_token: str | None = None
+    follow_token: str | None = None
+
+
 class ServiceInfo(_Open):
     """What a Dailies service is (`GET /dailies/v1/service`, beyond the specification)."""
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 COMPONENTS = Path(__file__).resolve().parents[2] / "components"
-PAGES = ("compose", "tasks", "review", "inbox", "guest", "settings")
+PAGES = ("compose", "tasks", "review", "live", "inbox", "guest", "settings")
 COMMON = "common"
 
 

@@ -120,7 +120,11 @@ async def follow(request: Request, session_id: str, svc: ServicesOf,
         session = await call_service(request, read, session_id, reads_only=True)
     versions = await call_service(request, _with_videos, svc, session.project, session.versions, base_url(request),
                                   reads_only=True)
-    return JSONResponse({**session.as_dict(), "versions": versions, "server_time": time.time() * 1000},
+    root = f"{base_url(request)}{PREFIX}/live/{session.id}"
+    # A key of the project may pass the session's link on; a follower already holds it.
+    shown = {"follow_token": session.follow_token} if project is not None else {}
+    return JSONResponse({**session.as_dict(), **shown, "versions": versions, "follow_url": root,
+                         "state_url": f"{root}/state", "server_time": svc.settings.clock() * 1000},
                         headers=ANY_ORIGIN)
 
 

@@ -152,7 +152,7 @@ notification_marks = Table(
 
 
 # A live review session (sessions/live.py): what its presenter's player says now (`state`, `seq` counting
-# its changes), who presents, and the tokens (SHA-256 only) that control it and follow it.
+# its changes), who presents, and the tokens that control it (SHA-256 only) and follow it.
 live_sessions = Table(
     "live_sessions", metadata,
     Column("id", String, primary_key=True),
@@ -161,7 +161,7 @@ live_sessions = Table(
     Column("versions", Text, nullable=False),  # JSON [{"task_id", "label"}]
     Column("presenter", String, nullable=False),
     Column("control_sha256", String, nullable=False),
-    Column("follow_sha256", String, nullable=False),
+    Column("follow_token", String, nullable=False),  # in the session's link, which every member may ask for
     Column("state", Text),
     Column("seq", Integer, nullable=False),
     Column("created_by", String, nullable=False),

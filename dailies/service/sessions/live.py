@@ -2,8 +2,8 @@
 dashboard process that dies loses nothing: the presenter's player posts its state, each follower's
 player asks for anything newer than what it has and is answered as soon as there is (a long poll).
 
-Two tokens, kept as SHA-256 only: the follow token is in the session's link (members and guests holding
-it may watch), the control token is the presenter's player's (given to whoever presents, asked again by
+Two tokens: the follow token is in the session's link (members and guests holding it may watch; a key of
+the project may ask for it), the control token, kept as SHA-256 only, is the presenter's player's (given to whoever presents, asked again by
 the presenter's key after a reload). A hand-over makes a new control token: the old presenter's player
 is refused from then on and follows.
 """
@@ -42,6 +42,7 @@ class Session:
     created_by: str
     created_at: int
     ended_at: int | None
+    follow_token: str
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "versions": self.versions, "presenter": self.presenter,
@@ -52,7 +53,7 @@ class Session:
 def _session(row) -> Session:
     return Session(row.id, row.project, row.title, json.loads(row.versions), row.presenter,
                    json.loads(row.state) if row.state else None, row.seq, row.created_by, row.created_at,
-                   row.ended_at)
+                   row.ended_at, row.follow_token)
 
 
 NOT_FOUND = "No such live session here (or its link is not this one's)."
@@ -73,7 +74,7 @@ class LiveSessions:
         with self.write.begin() as conn:
             conn.execute(insert(live_sessions).values(
                 id=session_id, project=project, title=title, versions=json.dumps(versions), presenter=presenter,
-                control_sha256=_sha(control), follow_sha256=_sha(follow), state=None, seq=0, created_by=presenter,
+                control_sha256=_sha(control), follow_token=follow, state=None, seq=0, created_by=presenter,
                 created_at=int(now), updated_at=now, ended_at=None))
         return self.get(session_id, project=project), control, follow
 
@@ -86,7 +87,7 @@ class LiveSessions:
         row = self._row(session_id)
         if row is None or not (
                 (project is not None and row.project == project)
-                or (follow_token is not None and hmac.compare_digest(row.follow_sha256, _sha(follow_token)))):
+                or (follow_token is not None and hmac.compare_digest(row.follow_token.encode(), follow_token.encode()))):
             raise ApiError(404, "NotFound", NOT_FOUND, "session_id")
         return _session(row)
 
@@ -114,6 +115,9 @@ class LiveSessions:
         problems, state = L.check_state(raw, [v["task_id"] for v in json.loads(row.versions)])
         if problems:
             raise from_problems(problems)
+        # When it was true, on the service's clock (followers place themselves on it, whatever the
+        # presenter's machine's clock says): its arrival, a few milliseconds after.
+        state["at"] = self.clock() * 1000
         with self.write.begin() as conn:
             # One guarded statement: a state sent with a control token that a hand-over replaced meanwhile is dropped.
             changed = conn.execute(update(live_sessions)

@@ -38,7 +38,7 @@ def upgrade() -> None:
         sa.Column("versions", sa.Text, nullable=False),
         sa.Column("presenter", sa.String, nullable=False),
         sa.Column("control_sha256", sa.String, nullable=False),
-        sa.Column("follow_sha256", sa.String, nullable=False),
+        sa.Column("follow_token", sa.String, nullable=False),
         sa.Column("state", sa.Text),
         sa.Column("seq", sa.Integer, nullable=False),
         sa.Column("created_by", sa.String, nullable=False),

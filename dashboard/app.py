@@ -14,5 +14,7 @@ st.set_page_config(page_title="Dailies", page_icon="🎬", layout="wide")
 signin.require()  # where sign-in (OIDC) is set up: nothing but a sign-in button until signed in
 # The person's unread inbox beside its page (never asked for a share link's guest, nor a live link's).
 keyless = pages.is_guest_request() or pages.is_follow_request()
-st.navigation(pages.navigation_pages(0 if keyless else unread.unread_count())).run()
+# A live link's follower has one page: no sidebar of pages to choose from.
+st.navigation(pages.navigation_pages(0 if keyless else unread.unread_count()),
+              position="hidden" if pages.is_follow_request() else "sidebar").run()
 gc_tuning.freeze_imported_objects()  # after the page: the modules it imported are in

@@ -21,6 +21,9 @@ CSS = """
 .tp-pointer { position: absolute; width: 14px; height: 14px; margin: -7px 0 0 -7px; border-radius: 50%;
   background: #ff3b30; box-shadow: 0 0 0 3px rgba(255, 59, 48, .35); pointer-events: none; z-index: 3; }
 .tp-live { font-size: .8rem; color: var(--st-text-color); opacity: .8; padding: .2rem 0; }
+/* Comments are made on Review; a follower's player is driven by the presenter's. */
+.tp-live-present .tp-comment, .tp-live-follow .tp-comment, .tp-live-follow .tp-step, .tp-live-follow .tp-speed,
+.tp-live-follow .tp-draw, .tp-live-follow .tp-tools { display: none; }
 """
 
 JS = r"""
@@ -65,6 +68,7 @@ async function livePresent(m) {
                 if (answer.status === 403 || answer.status === 409) {  // handed over, or ended: follow
                     m.liveRole = "follow";
                     m.root.dataset.liveRole = "follow";
+                    m.root.classList.replace("tp-live-present", "tp-live-follow");
                     m.api.setTriggerValue("live_lost", true);
                     liveFollow(m);
                     return;
@@ -149,6 +153,7 @@ async function liveFollow(m) {
                 const answer = await fetch(url, { cache: "no-store" });
                 if (!answer.ok) { await liveSleep(1000); continue; }
                 const body = await answer.json();
+                if (m.liveRole !== "follow") break;  // became the presenter while this was asked
                 // The service's clock against ours: its answer left it a few milliseconds ago.
                 m.liveOffset = body.server_time - Date.now();
                 seq = body.seq;
@@ -164,11 +169,17 @@ async function liveFollow(m) {
 
 function liveStart(m, config) {
     const starting = !m.liveConfig;
+    if (!starting && config.version !== m.liveConfig.version) {  // a drawing belongs to its version's frame
+        m.shapes = []; m.shownShapes = []; renderInk(m);
+    }
     m.liveConfig = { ...(m.liveConfig || {}), ...config };
     m.root.dataset.liveRole = config.role;
+    m.root.classList.toggle("tp-live-present", config.role === "present");
+    m.root.classList.toggle("tp-live-follow", config.role === "follow");
     if (!starting && m.liveRole === config.role) return;
     m.liveRole = config.role;
     if (config.role === "present") {
+        m.shownShapes = []; renderInk(m);  // the last presenter's drawing was theirs
         m.root.querySelector(".tp-live").hidden = true;
         m.root.querySelector(".tp-pointer").hidden = true;
         m.root.dataset.liveVersion = config.version;

@@ -12,6 +12,7 @@ import streamlit as st
 from components.common import members, pages
 from components.common.identity import is_unnamed
 from components.common.shot_labels import labels_among_many
+from components.common.stored_requests import stored_requests
 from components.common.timecode_player import timecode_player
 from components.live.following import NotFollowable, session_by_link
 from components.live.state_keys import (
@@ -35,7 +36,7 @@ RECENT = 60
 PLAYER_HEIGHT = "62vh"
 
 
-def lobby(client: Client, journal: Journal, person: str, recent: list[TaskRecord]) -> None:
+def lobby(client: Client, cache_id: str, journal: Journal, person: str, recent: list[TaskRecord]) -> None:
     """Start a session on some of the recent finished versions; the project's open sessions."""
     try:
         open_sessions = client.live_sessions()
@@ -54,7 +55,10 @@ def lobby(client: Client, journal: Journal, person: str, recent: list[TaskRecord
     if not recent:
         st.caption("No finished version to present yet.")
         return
+    # The prompts the journal kept, else the service's stored requests (a task made with the CLI, or the SDK).
     prompts = {task_id: sub.prompt for task_id, sub in journal.submissions(r.id for r in recent).items()}
+    asked = stored_requests(client, cache_id, [r.id for r in recent if r.id not in prompts])
+    prompts |= {task_id: stored.prompt for task_id, stored in asked.items() if stored.prompt}
     labels = dict(zip([r.id for r in recent],
                       labels_among_many([prompts.get(r.id, r.id) for r in recent], [r.seed for r in recent]),
                       strict=True))

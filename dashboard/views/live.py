@@ -28,4 +28,4 @@ else:
         recent = list(data.list_tasks(max_age=15, status=TaskStatus.SUCCEEDED, page_size=panel.RECENT).items)
     except DailiesError:
         recent = []
-    panel.lobby(client, journal, person, recent)
+    panel.lobby(client, connection.current().cache_id, journal, person, recent)

@@ -110,6 +110,7 @@ def player(tab) -> dict:
         return {{ role: root.dataset.liveRole, presenter: root.dataset.livePresenter || null,
                   version: root.dataset.liveVersion || null, frame: Number(root.dataset.frame),
                   shapes: Number(root.dataset.shapes || 0), pointer: !root.querySelector('.tp-pointer').hidden,
+                  banner: !root.querySelector('.tp-live').hidden,
                   paused: v.paused, time: v.currentTime, rate: v.playbackRate, ready: v.readyState,
                   src: v.currentSrc, now: Date.now() }}; }}""")
 
@@ -201,7 +202,8 @@ def test_three_people_review_behind_a_presenter_across_two_dashboards(browser, s
         ana.get_by_text(PROMPTS[1], exact=True).click()
         settle(ana)
         for name, tab in followers.items():
-            until(tab, f"{name} on version 2", lambda s: s["version"] == v2 and v2 in s["src"] and s["ready"] >= 1)
+            until(tab, f"{name} on version 2, Ana's drawing on version 1 gone",
+                  lambda s: s["version"] == v2 and v2 in s["src"] and s["ready"] >= 1 and s["shapes"] == 0)
 
         # Ana's dashboard process dies and comes back: the session goes on from where it was.
         seq_before = int(ana.evaluate(f"() => {{ {SHADOW} return q('.tp')[0].dataset.liveSeq; }}") or 0)
@@ -219,11 +221,13 @@ def test_three_people_review_behind_a_presenter_across_two_dashboards(browser, s
         choose(ana, ana.get_by_role("combobox", name="Hand over to"), "Bo")
         ana.get_by_role("button", name="Hand over").click()
         settle(ana)
-        until(bo, "Bo presenting", lambda s: s["role"] == "present", timeout=60)
+        until(bo, "Bo presenting, nobody's drawing over his frame",
+              lambda s: s["role"] == "present" and s["shapes"] == 0, timeout=60)
         until(ana, "Ana following Bo", lambda s: s["role"] == "follow" and s["presenter"] == "Bo", timeout=60)
         bo.evaluate(f"() => {{ {SHADOW} const v = q('.tp video')[0]; v.pause(); v.currentTime = 5.5 / 24; }}")
         for name, tab in {"Ana": ana, "the guest": guest}.items():
             until(tab, f"{name} follows Bo", lambda s: s["paused"] and s["frame"] == 5)
+        assert not player(bo)["banner"]  # no "Following ..." under his own player
         screenshot(bo, "live-03-bo-presents-after-the-handover")
     finally:
         for context in contexts:

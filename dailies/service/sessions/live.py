@@ -2,10 +2,10 @@
 dashboard process that dies loses nothing: the presenter's player posts its state, each follower's
 player asks for anything newer than what it has and is answered as soon as there is (a long poll).
 
-Two tokens: the follow token is in the session's link (members and guests holding it may watch; a key of
-the project may ask for it), the control token, kept as SHA-256 only, is the presenter's player's (given to whoever presents, asked again by
-the presenter's key after a reload). A hand-over makes a new control token: the old presenter's player
-is refused from then on and follows.
+Two tokens: the follow token is in the session's link (members and guests holding it may watch; a key
+of the project may ask for it); the control token, kept as SHA-256 only, is the presenter's player's
+(given to whoever presents, asked again by the presenter's key after a reload). A hand-over makes a new
+control token: the old presenter's player is refused from then on and follows.
 """
 
 from __future__ import annotations
@@ -87,7 +87,8 @@ class LiveSessions:
         row = self._row(session_id)
         if row is None or not (
                 (project is not None and row.project == project)
-                or (follow_token is not None and hmac.compare_digest(row.follow_token.encode(), follow_token.encode()))):
+                or (follow_token is not None
+                    and hmac.compare_digest(row.follow_token.encode(), follow_token.encode()))):
             raise ApiError(404, "NotFound", NOT_FOUND, "session_id")
         return _session(row)
 

@@ -3,6 +3,7 @@ processes), three people. Ana presents from dashboard A; Bo (a member) and a gue
 link follow from dashboard B. Whatever Ana's player does (pause on a frame, step, play, speed, draw, point,
 change version) the followers' players do; Ana's dashboard process is killed and started again mid-session
 and nothing is lost; Ana hands over to Bo, and Ana and the guest follow him.
+The guest leaves and comes back, and someone joins late: both are where the presenter is at once.
 Screenshots: tests/artifacts/screenshots/live-*.png.
 """
 
@@ -227,6 +228,13 @@ def test_three_people_review_behind_a_presenter_across_two_dashboards(browser, s
         bo.evaluate(f"() => {{ {SHADOW} const v = q('.tp video')[0]; v.pause(); v.currentTime = 5.5 / 24; }}")
         for name, tab in {"Ana": ana, "the guest": guest}.items():
             until(tab, f"{name} follows Bo", lambda s: s["paused"] and s["frame"] == 5)
+        # The guest leaves and comes back, and someone joins late: both are where Bo is at once.
+        guest.reload()
+        late = new_tab(guest.context)
+        late.goto(invite.replace(dash_a.url, dash_b.url))
+        for name, tab in {"the guest, back": guest, "a late joiner": late}.items():
+            until(tab, f"{name} on Bo's frame", lambda s: s["role"] == "follow" and s["presenter"] == "Bo"
+                  and s["version"] == v2 and s["paused"] and s["frame"] == 5)
         assert not player(bo)["banner"]  # no "Following ..." under his own player
         screenshot(bo, "live-03-bo-presents-after-the-handover")
     finally:

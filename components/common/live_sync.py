@@ -27,15 +27,20 @@ CSS = """
 """
 
 JS = r"""
-const LIVE = { tick: 100, heartbeat: 2000, tolerance: 0.25 };
+// A playing follower a little off (more than `near`) catches up by playing a tenth faster or slower, which
+// nobody sees; one further off than `far` is sought to the presenter's time and `lead` ahead of it (about
+// what a seek takes to show its frame), which stalls it a moment.
+const LIVE = { tick: 100, heartbeat: 2000, near: 0.04, far: 0.3, lead: 0.06, nudge: 0.1, correct: 100 };
 
 function liveSleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
 function liveSnapshot(m) {
     const video = m.video;
     const playing = !video.paused && !video.ended;
+    // While a seek is under way the frame asked for is not on screen yet: it is the one its time falls in.
+    const frame = playing ? null : video.seeking ? Math.floor(video.currentTime * m.fps + 1e-6) : m.shown;
     return { version: m.liveConfig.version, playing, time: video.currentTime || 0, at: Date.now(),
-             rate: video.playbackRate || 1, frame: playing ? null : m.shown, shapes: [...m.shapes],
+             rate: video.playbackRate || 1, frame, shapes: [...m.shapes],
              pointer: m.livePointer || null };
 }
 
@@ -47,7 +52,8 @@ function liveSignature(s) {
 async function livePresent(m) {
     const video = m.video;
     let lastSent = 0, lastSig = "";
-    const urgent = () => { m.liveUrgent = true; };
+    // Play, pause, a seek or a speed is posted at once, not at the next look.
+    const urgent = () => { m.liveUrgent = true; if (m.liveKick) m.liveKick(); };
     for (const name of ["play", "pause", "seeked", "ratechange"]) video.addEventListener(name, urgent);
     const stage = m.root.querySelector(".tp-stage");
     stage.addEventListener("mousemove", (event) => {
@@ -76,7 +82,8 @@ async function livePresent(m) {
                 if (answer.ok) m.root.dataset.liveSeq = String((await answer.json()).seq);
             } catch (e) { lastSig = ""; await liveSleep(500); }  // no answer: sent again
         }
-        await liveSleep(LIVE.tick);
+        await Promise.race([liveSleep(LIVE.tick), new Promise((r) => { m.liveKick = r; })]);
+        m.liveKick = null;
     }
 }
 
@@ -88,18 +95,22 @@ function livePlaced(m, s) {
 function liveCorrect(m) {
     const s = m.liveState, video = m.video;
     if (!s || m.liveRole !== "follow") return;
-    if (video.playbackRate !== s.rate) video.playbackRate = s.rate;
     if (!s.playing) {
+        if (video.playbackRate !== s.rate) video.playbackRate = s.rate;
         if (!video.paused) video.pause();
         if (s.frame !== null && m.shown !== s.frame && !video.seeking) seekFrame(video, s.frame, m.fps);
     } else {
-        const want = livePlaced(m, s);
+        const want = livePlaced(m, s), behind = want - video.currentTime;
+        let rate = s.rate;
         if (video.paused) {
-            video.currentTime = want;
+            video.currentTime = want + LIVE.lead;
             video.play().catch(() => { video.muted = true; video.play().catch(() => {}); });
-        } else if (Math.abs(video.currentTime - want) > LIVE.tolerance && !video.seeking) {
-            video.currentTime = want;
+        } else if (Math.abs(behind) > LIVE.far && !video.seeking) {
+            video.currentTime = want + LIVE.lead;
+        } else if (Math.abs(behind) > LIVE.near) {
+            rate = s.rate * (behind > 0 ? 1 + LIVE.nudge : 1 - LIVE.nudge);
         }
+        if (video.playbackRate !== rate) video.playbackRate = rate;
     }
     const pointer = m.root.querySelector(".tp-pointer");
     if (s.pointer) {
@@ -144,7 +155,9 @@ async function liveFollow(m) {
     if (m.liveFollowing) return;
     m.liveFollowing = true;
     let seq = -1;
-    const corrector = setInterval(() => liveCorrect(m), 250);
+    const corrector = setInterval(() => liveCorrect(m), LIVE.correct);
+    // A state that came while a seek was under way is placed as soon as it is done.
+    m.video.addEventListener("seeked", () => liveCorrect(m));
     try {
         while (m.liveRole === "follow" && !m.liveStopped) {
             const url = `${m.liveConfig.follow_url}?token=${encodeURIComponent(m.liveConfig.follow_token)}` +

@@ -212,3 +212,13 @@ def test_a_bad_happening_is_a_400_naming_its_field(stack, body, param):
     answer = stack.call(BO, "POST", "/events", json=body)
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"]["param"] == param
+
+
+def test_a_status_on_a_members_shot_reaches_them_and_their_own_does_not(fresh):
+    fresh.add(ANA, kind="webhook", address=fresh.receiver.url("/ana-status"), events=["status"], owner="Ana")
+    assert fresh.tell(ANA, kind="status", task_id="cgt-0005", shot="Fox", maker="Ana", status="approved") == 0
+    assert fresh.tell(BO, kind="status", task_id="cgt-0005", shot="Fox", maker="Ana", status="changes_requested") == 1
+    fresh.send_now()
+    [posted] = wait_for(lambda: fresh.receiver.deliveries("/ana-status"), "Ana's message", 60)
+    [event] = posted.json["events"]
+    assert (event["as"], event["actor"], event["status"]) == ("status", "Bo", "changes_requested")

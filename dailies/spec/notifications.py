@@ -209,7 +209,7 @@ def _line(entry: Mapping[str, Any], link_as: str) -> str:
         case "comment":
             return f"{actor} commented on {where}{said}"
         case "status":
-            return f"{actor} set {where} to {entry.get('status') or 'a new status'}"
+            return f"{actor} set {where} to {(entry.get('status') or 'a new status').replace('_', ' ')}"
         case "task_succeeded":
             return f"Task {entry.get('task_id')} succeeded: {where}"
         case "task_failed":

@@ -55,6 +55,8 @@ from dailies.service.db.tables import (
     callback_attempts,
     callback_events,
     idempotency,
+    live_sessions,
+    notification_marks,
     tasks,
 )
 from dailies.service.db.writer import writer
@@ -162,6 +164,7 @@ def _list_statements(column: Callable[[ColumnElement], ColumnElement], by_status
 
 # Task records deleted per transaction by `purge`.
 PURGE_BATCH = 1000
+MARKS_KEPT_S = 366 * 86400
 
 
 def _one_family(model: ColumnElement) -> ColumnElement:
@@ -546,6 +549,10 @@ class TaskStore:
                         idempotency.c.created_at < int(now) - L.IDEMPOTENCY_WINDOW_SECONDS))
                     task_counts.forget_before(conn, cutoff)
                     rate_limits.forget_before(conn, now)
+                    # Live sessions untouched as long as a record is kept, and the marks of what was told
+                    # once (a budget's 80% of a month) a year after.
+                    conn.execute(delete(live_sessions).where(live_sessions.c.updated_at < cutoff))
+                    conn.execute(delete(notification_marks).where(notification_marks.c.at < cutoff - MARKS_KEPT_S))
         if purged:
             log.info("purged %d task records older than 7 days", len(purged))
         return purged

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from dailies.service.errors import ApiError
 from dailies.spec import limits as L
 from tests.service.api.test_api_basics import assert_error
 from tests.service.conftest import KEY_A, KEY_B, MODEL_1_0, MODEL_1_5, OWN_TASKS, TASKS, text_body
@@ -360,6 +361,19 @@ async def test_records_and_files_older_than_seven_days_are_purged(env):
     env.services.workers.sweep()
     assert (await env.get(task_id)).status_code == 404
     assert env.stored(task_id) == set()
+
+
+async def test_a_live_session_untouched_for_seven_days_is_purged_with_its_tokens(env):
+    [task_id] = await make(env)
+    live = env.services.live
+    session, _, follow = live.start("tests", "Dailies", [{"task_id": task_id, "label": ""}], "Ana")
+    env.clock.advance(L.RECORD_RETENTION_SECONDS - 10)
+    env.services.workers.sweep()
+    assert live.get(session.id, follow_token=follow).id == session.id
+    env.clock.advance(20)
+    env.services.workers.sweep()
+    with pytest.raises(ApiError):
+        live.get(session.id, follow_token=follow)
 
 
 async def test_a_backlog_is_purged_in_short_batches_and_wholly(env, monkeypatch):

@@ -95,7 +95,7 @@ def stack(tmp_path_factory, chromium_path):
     keys = {name: key_store.create_key(data_dir, "studio", KeyOptions(name=name)).key for name in ("Ana", "Bo")}
     with team_stack(data_dir) as (serve, dashboards):
         versions = []
-        for prompt, seconds in zip(PROMPTS, (8, 4), strict=True):
+        for prompt, seconds in zip(PROMPTS, (6, 4), strict=True):
             code, out, err = run("create", "--base-url", serve.base_url, "--api-key", keys["Ana"], "--model", V2,
                                  "--prompt", prompt, "--resolution", "480p", "--duration", str(seconds), "--wait",
                                  "--poll", "0.3", "--json")
@@ -169,7 +169,7 @@ def test_three_people_review_behind_a_presenter_across_two_dashboards(browser, s
         for name, tab in followers.items():
             until(tab, f"{name} playing", lambda s: not s["paused"])
         gaps = []
-        for _ in range(12):
+        for _ in range(10):
             before, seen, after = player(ana), player(guest), player(ana)
             if not (before["paused"] or after["paused"] or seen["paused"]):
                 # Ana's position at the moment the guest's was read, from her readings either side.

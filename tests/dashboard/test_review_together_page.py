@@ -161,5 +161,5 @@ def test_a_mention_reaches_the_inbox_of_the_one_named_and_no_other_project(team,
 
     cy = session("inbox.py", CY)
     assert "0 unread of 0" in shown(cy) and "Bo" not in shown(cy)
-    assert [nav_title(p, 3) for p in ALL] == ["Compose", "Tasks", "Review", "Inbox (3)", "Settings"]
-    assert [nav_title(p, 0) for p in ALL] == ["Compose", "Tasks", "Review", "Inbox", "Settings"]
+    assert [nav_title(p, 3) for p in ALL] == ["Compose", "Tasks", "Review", "Live", "Inbox (3)", "Settings"]
+    assert [nav_title(p, 0) for p in ALL] == ["Compose", "Tasks", "Review", "Live", "Inbox", "Settings"]

@@ -243,7 +243,9 @@ def _quietly(probe):
         return None
 
 
-@pytest.mark.parametrize("backend,schema", [("pg", "current"), ("pg", "outdated"), ("sqlite", "outdated")])
+# An outdated schema only: at the head a start reads one version row and does nothing more (no DDL, no
+# lock: tests/service/db/test_schema.py), so five starts on it asked nothing of this test the upgrades do not.
+@pytest.mark.parametrize("backend,schema", [("pg", "outdated"), ("sqlite", "outdated")])
 def test_five_workers_started_at_once_while_tasks_are_created_all_run(team, tmp_path, backend, schema):
     if backend == "sqlite":
         team.env = {}

@@ -52,16 +52,19 @@ function liveSignature(s) {
 async function livePresent(m) {
     const video = m.video;
     let lastSent = 0, lastSig = "";
-    // Play, pause, a seek or a speed is posted at once, not at the next look.
-    const urgent = () => { m.liveUrgent = true; if (m.liveKick) m.liveKick(); };
-    for (const name of ["play", "pause", "seeked", "ratechange"]) video.addEventListener(name, urgent);
-    const stage = m.root.querySelector(".tp-stage");
-    stage.addEventListener("mousemove", (event) => {
-        const box = pictureBox(video), area = stage.getBoundingClientRect();
-        const x = (event.clientX - area.left - box.x) / box.w, y = (event.clientY - area.top - box.y) / box.h;
-        m.livePointer = x >= 0 && x <= 1 && y >= 0 && y <= 1 ? { x, y } : null;
-    });
-    stage.addEventListener("mouseleave", () => { m.livePointer = null; });
+    if (!m.livePresentWired) {  // once per player, however often it presents again
+        m.livePresentWired = true;
+        // Play, pause, a seek or a speed is posted at once, not at the next look.
+        const urgent = () => { m.liveUrgent = true; if (m.liveKick) m.liveKick(); };
+        for (const name of ["play", "pause", "seeked", "ratechange"]) video.addEventListener(name, urgent);
+        const stage = m.root.querySelector(".tp-stage");
+        stage.addEventListener("mousemove", (event) => {
+            const box = pictureBox(video), area = stage.getBoundingClientRect();
+            const x = (event.clientX - area.left - box.x) / box.w, y = (event.clientY - area.top - box.y) / box.h;
+            m.livePointer = x >= 0 && x <= 1 && y >= 0 && y <= 1 ? { x, y } : null;
+        });
+        stage.addEventListener("mouseleave", () => { m.livePointer = null; });
+    }
     while (m.liveRole === "present" && !m.liveStopped) {
         const s = liveSnapshot(m), sig = liveSignature(s), now = Date.now();
         if (m.liveUrgent || sig !== lastSig || (s.playing && now - lastSent > LIVE.heartbeat)) {
@@ -156,8 +159,11 @@ async function liveFollow(m) {
     m.liveFollowing = true;
     let seq = -1;
     const corrector = setInterval(() => liveCorrect(m), LIVE.correct);
-    // A state that came while a seek was under way is placed as soon as it is done.
-    m.video.addEventListener("seeked", () => liveCorrect(m));
+    if (!m.liveFollowWired) {
+        m.liveFollowWired = true;
+        // A state that came while a seek was under way is placed as soon as it is done.
+        m.video.addEventListener("seeked", () => liveCorrect(m));
+    }
     try {
         while (m.liveRole === "follow" && !m.liveStopped) {
             const url = `${m.liveConfig.follow_url}?token=${encodeURIComponent(m.liveConfig.follow_token)}` +

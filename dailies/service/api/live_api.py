@@ -16,9 +16,7 @@ and no key, only the tokens.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from functools import partial
 from typing import Annotated, Any
 
@@ -26,6 +24,7 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse
 
 from dailies.service.api.body import read_json_body
+from dailies.service.api.live_watch import watch_of
 from dailies.service.api.routes import CallerOf, ServicesOf, admitted, base_url, call_service, caller_of
 from dailies.service.callers import Caller
 from dailies.service.errors import ApiError, from_problems
@@ -37,27 +36,6 @@ from dailies.spec.problems import Problem
 router = APIRouter(prefix=f"{PREFIX}/live", tags=["dailies"])
 BODY_MAX_BYTES = 128 * 1024
 ANY_ORIGIN = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-store"}
-POLL_S = 0.1  # how often a waiting follower looks at the database (a post on this node wakes it at once)
-
-
-class _Posted:
-    """A post on this node wakes its waiting followers at once; other nodes' posts are seen by polling."""
-
-    def __init__(self) -> None:
-        self.events: dict[str, asyncio.Event] = {}
-
-    def wait(self, session_id: str) -> asyncio.Event:
-        return self.events.setdefault(session_id, asyncio.Event())
-
-    def posted(self, session_id: str) -> None:
-        event = self.events.pop(session_id, None)
-        if event is not None:
-            event.set()
-
-
-_posted = _Posted()
-
-
 def _person(caller: Caller, given: object) -> str:
     """Who acts: the key's member, or the name a key without one gives (one person's dashboard)."""
     if caller.member:
@@ -95,7 +73,8 @@ async def listed(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONRes
 
 
 @router.get("/{session_id}", summary="A live session and its presenter's state (a long poll with `after`)",
-            responses={401: {"description": "Neither a key nor a token"}, 404: {"description": "No such session"}})
+            responses={401: {"description": "Neither a key nor a token"}, 404: {"description": "No such session"},
+                       429: {"description": "Too many players wait on this session on this node"}})
 async def follow(request: Request, session_id: str, svc: ServicesOf,
                  token: Annotated[str | None, Query(max_length=200)] = None,
                  after: Annotated[int | None, Query(ge=-1)] = None,
@@ -109,14 +88,7 @@ async def follow(request: Request, session_id: str, svc: ServicesOf,
     read = partial(svc.live.get, project=project, follow_token=token)
     session = await call_service(request, read, session_id, reads_only=True)
     if after is not None and session.seq <= after:
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and not await request.is_disconnected():
-            try:
-                await asyncio.wait_for(_posted.wait(session_id).wait(), min(POLL_S, deadline - time.monotonic()))
-            except TimeoutError:
-                pass
-            if (await call_service(request, svc.live.seq, session_id, reads_only=True) or 0) > after:
-                break
+        await watch_of(request).wait_past(session_id, after, wait)
         session = await call_service(request, read, session_id, reads_only=True)
     versions = await call_service(request, _with_videos, svc, session.project, session.versions, base_url(request),
                                   reads_only=True)
@@ -155,7 +127,7 @@ async def post_state(request: Request, session_id: str, svc: ServicesOf) -> JSON
     if not isinstance(token, str):
         raise ApiError(401, "AuthenticationError", "Send the presenter's control token as `token`.", "token")
     seq = await call_service(request, svc.live.post_state, session_id, token, body.get("state"))
-    _posted.posted(session_id)
+    watch_of(request).posted(session_id, seq)
     return JSONResponse({"seq": seq}, headers=ANY_ORIGIN)
 
 
@@ -165,7 +137,7 @@ async def control(request: Request, session_id: str, caller: CallerOf, svc: Serv
                   presenter: Annotated[str | None, Query(max_length=200)] = None) -> JSONResponse:
     headers = await admitted(request, caller, "create")
     token = await call_service(request, svc.live.control, session_id, caller.project, _person(caller, presenter))
-    _posted.posted(session_id)
+    watch_of(request).posted(session_id)
     return JSONResponse({"control_token": token}, headers=headers)
 
 
@@ -179,7 +151,7 @@ async def hand_over(request: Request, session_id: str, caller: CallerOf, svc: Se
     to = body.get("to") if isinstance(body, dict) else None
     session = await call_service(request, svc.live.hand_over, session_id, caller.project, _person(caller, presenter),
                                  to.strip() if isinstance(to, str) else "")
-    _posted.posted(session_id)
+    watch_of(request).posted(session_id)
     return JSONResponse(session.as_dict(), headers=headers)
 
 
@@ -187,5 +159,5 @@ async def hand_over(request: Request, session_id: str, caller: CallerOf, svc: Se
 async def end(request: Request, session_id: str, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
     headers = await admitted(request, caller, "create")
     await call_service(request, svc.live.end, session_id, caller.project)
-    _posted.posted(session_id)
+    watch_of(request).posted(session_id)
     return JSONResponse({"id": session_id, "ended": True}, headers=headers)

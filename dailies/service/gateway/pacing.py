@@ -118,8 +118,10 @@ class Pacer:
     def admit(self, key_name: str, model: str) -> float:
         """One upstream create of this key and model counted against `limit` in any `window`: 0 to
         go, else the seconds to wait."""
-        now = self.clock()
         with self.writer.begin() as conn:
+            # Timed once it is this create's turn: a time taken before waiting for the writer could be
+            # older than rows another admission has pruned meanwhile, and the window would miss them.
+            now = self.clock()
             wait = admit(conn, key_name, model, self.limit, self.window, now)
         if wait == 0:
             self._admitted.at = now  # this render thread's create: `answered` moves it

@@ -23,6 +23,7 @@ from dailies.service.db.tables import metadata, tasks
 from dailies.service.db.writer import writer
 from dailies.service.tasks.counts import task_counts
 from tests.conftest import open_backend
+from tests.support.legacy_schema import undo_after_0001
 from tests.support.waiting import wait_until
 
 
@@ -111,7 +112,7 @@ def test_a_start_on_a_current_schema_runs_no_ddl_and_takes_no_lock(backend, tmp_
 def test_a_new_database_gets_every_revision_and_keeps_no_fingerprint(backend, tmp_path):
     engine = open_database(backend, tmp_path)
     try:
-        assert version_of(engine) == [migrate.head(SERVICE)] == ["0003"]
+        assert version_of(engine) == [migrate.head(SERVICE)] == ["0004"]
         assert "schema_version" not in tables_of(engine)
         assert {t.name for t in metadata.sorted_tables} | {"task_counts"} <= tables_of(engine)
     finally:
@@ -146,10 +147,7 @@ def test_a_database_at_an_older_revision_is_upgraded_once(backend, tmp_path):
             conn.execute(text(f"UPDATE {SERVICE.version_table} SET version_num = '0001'"))
             conn.execute(text(next(s for s in migrate.baseline(SERVICE, engine.dialect.name)
                                    if s.startswith("CREATE TABLE schema_version"))))
-            for undone in ("DROP TABLE notification_targets", "DROP TABLE notification_marks",  # 0003
-                           "DROP TABLE live_sessions",
-                           "ALTER TABLE callback_events DROP COLUMN channel"):
-                conn.execute(text(undone))
+            undo_after_0001(conn)
         assert not is_current(engine)
         ran = statements_while(lambda: open_database(backend, tmp_path).dispose())
         assert [s.strip() for s in ddl_of(ran) if "schema_version" in s] == ["DROP TABLE schema_version"]
@@ -181,7 +179,7 @@ def test_a_database_made_by_the_fingerprint_scheme_is_adopted_in_place(backend, 
         ran = statements_while(lambda: open_database(backend, tmp_path).dispose())
         # Recognised, not made again: nothing it had is created, the fingerprint's table goes (0002).
         assert not [s for s in ddl_of(ran) if s.startswith("CREATE TABLE") and "_version" not in s]
-        assert version_of(legacy) == ["0003"] and "schema_version" not in tables_of(legacy)
+        assert version_of(legacy) == ["0004"] and "schema_version" not in tables_of(legacy)
         with legacy.connect() as conn:
             conn.execute(insert(tasks), a_task(99))
             conn.commit()
@@ -199,7 +197,7 @@ def test_a_database_of_an_older_release_gets_what_it_lacks_then_its_revisions(ba
         assert "task_counts" not in tables_of(legacy)
         ran = ddl_of(statements_while(lambda: open_database(backend, tmp_path).dispose()))
         assert any("ix_tasks_deadline" in s for s in ran) and any("generator_state" in s for s in ran)
-        assert version_of(legacy) == ["0003"]
+        assert version_of(legacy) == ["0004"]
         assert "generator_state" in {c["name"] for c in inspect(legacy).get_columns("tasks")}
         assert "ix_tasks_deadline" in {i["name"] for i in inspect(legacy).get_indexes("tasks")}
         with legacy.connect() as conn:  # the tasks it had are counted once, new ones by the triggers
@@ -236,8 +234,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision = "0003"
+revision = "0005"
+down_revision = "0004"
 
 
 def upgrade() -> None:
@@ -264,7 +262,7 @@ def test_a_revision_adds_a_not_null_column_with_a_backfill_and_renames_one(backe
         shutil.copytree(SERVICE.scripts, scripts, ignore=shutil.ignore_patterns("__pycache__"))
         changed = dataclasses.replace(SERVICE, scripts=scripts)
         written = migrate.new_revision(changed, "label keys")
-        assert written.name == "0004_label_keys.py" and 'down_revision = \'0003\'' in written.read_text()
+        assert written.name == "0005_label_keys.py" and 'down_revision = \'0004\'' in written.read_text()
         written.write_text(LABEL_KEYS)
         migrate._scripts.cache_clear()  # the file changed after new_revision read it
         migrate._revisions.cache_clear()
@@ -273,7 +271,7 @@ def test_a_revision_adds_a_not_null_column_with_a_backfill_and_renames_one(backe
         assert "rpm" not in columns and columns["label"]["nullable"] is False
         with engine.connect() as conn:
             assert conn.execute(text("SELECT label, create_rpm FROM api_keys")).one() == ("key sk-...01", 7)
-        assert version_of(engine) == ["0004"]
+        assert version_of(engine) == ["0005"]
         # Rows without a label are refused now.
         with pytest.raises(Exception, match="(?i)not.null"), engine.begin() as conn:
             conn.execute(text("INSERT INTO api_keys (key_sha256, project, masked, created_at) "

@@ -1,6 +1,5 @@
 """Notifications out: the projects' targets, the marks of what was told once, and the channel of a
-queued event (None for a task's callback, which every event before this revision is). Live review
-sessions: their presenter's state and tokens."""
+queued event (None for a task's callback, which every event before this revision is)."""
 
 from __future__ import annotations
 
@@ -30,28 +29,9 @@ def upgrade() -> None:
         sa.Column("at", sa.BigInteger, nullable=False),
     )
     op.add_column("callback_events", sa.Column("channel", sa.String, nullable=True))
-    op.create_table(
-        "live_sessions",
-        sa.Column("id", sa.String, primary_key=True),
-        sa.Column("project", sa.String, nullable=False),
-        sa.Column("title", sa.String, nullable=False),
-        sa.Column("versions", sa.Text, nullable=False),
-        sa.Column("presenter", sa.String, nullable=False),
-        sa.Column("control_sha256", sa.String, nullable=False),
-        sa.Column("follow_token", sa.String, nullable=False),
-        sa.Column("state", sa.Text),
-        sa.Column("seq", sa.Integer, nullable=False),
-        sa.Column("created_by", sa.String, nullable=False),
-        sa.Column("created_at", sa.BigInteger, nullable=False),
-        sa.Column("updated_at", sa.Float, nullable=False),
-        sa.Column("ended_at", sa.BigInteger),
-    )
-    op.create_index("ix_live_sessions_project", "live_sessions", ["project", "created_at"])
 
 
 def downgrade() -> None:
-    op.drop_index("ix_live_sessions_project", "live_sessions")
-    op.drop_table("live_sessions")
     with op.batch_alter_table("callback_events") as batch:
         batch.drop_column("channel")
     op.drop_table("notification_marks")

@@ -82,6 +82,14 @@ async def read_json_body(request: Request, limit: int = L.REQUEST_BODY_MAX_BYTES
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large()
     check_content_type(request.headers.get("content-type"))
+    return parse_json(await read_body(request, limit))
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The raw body, whatever its type, read until it passes `limit` (then refused), uncompressed only."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large()
     check_content_encoding(request.headers.get("content-encoding"))
     chunks: list[bytes] = []
     size = 0
@@ -95,4 +103,4 @@ async def read_json_body(request: Request, limit: int = L.REQUEST_BODY_MAX_BYTES
         # Nobody will read the answer; a 400 keeps it out of the 500 handler's traceback log.
         raise ApiError(400, "InvalidParameter", "The client disconnected before the request body was complete.",
                        "body") from exc
-    return parse_json(b"".join(chunks))
+    return b"".join(chunks)

@@ -16,14 +16,13 @@ and no key, only the tokens.
 
 from __future__ import annotations
 
-import json
 from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse
 
-from dailies.service.api.body import read_json_body
+from dailies.service.api.body import parse_json, read_body, read_json_body
 from dailies.service.api.live_watch import watch_of
 from dailies.service.api.routes import CallerOf, ServicesOf, admitted, base_url, call_service, caller_of
 from dailies.service.callers import Caller
@@ -116,17 +115,11 @@ def _with_videos(svc: Services, project: str, versions: list[dict[str, str]], ba
              responses={403: {"description": "Not the presenter's token"}, 404: {"description": "No such session"},
                         409: {"description": "The session has ended"}, 413: {"description": "Too large"}})
 async def post_state(request: Request, session_id: str, svc: ServicesOf) -> JSONResponse:
-    raw = await request.body()
-    if len(raw) > L.MAX_STATE_BYTES:
-        raise ApiError(413, "InvalidParameter", f"A state is at most {L.MAX_STATE_BYTES:,} bytes.", "state")
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise ApiError(400, "InvalidParameter", "The body must be JSON: {\"token\", \"state\"}.", "state") from None
-    token = body.get("token") if isinstance(body, dict) else None
-    if not isinstance(token, str):
+    # Sent as text/plain (a browser's POST without a preflight): JSON all the same, read within its limit.
+    body = parse_json(await read_body(request, L.MAX_STATE_BYTES))
+    if not isinstance(body, dict) or not isinstance(body.get("token"), str):
         raise ApiError(401, "AuthenticationError", "Send the presenter's control token as `token`.", "token")
-    seq = await call_service(request, svc.live.post_state, session_id, token, body.get("state"))
+    seq = await call_service(request, svc.live.post_state, session_id, body["token"], body.get("state"))
     watch_of(request).posted(session_id, seq)
     return JSONResponse({"seq": seq}, headers=ANY_ORIGIN)
 

@@ -96,7 +96,7 @@ def test_a_waiting_follower_is_answered_when_the_presenter_posts(api, session):
 @pytest.mark.parametrize(("state", "param"), [
     ({"version": "cgt-not-in-it"}, "state.version"),
     ({"rate": 3}, "state.rate"),
-    ({"time": float("inf")}, "state.time"),
+    ({"time": 1e12}, "state.time"),
     ({"pointer": {"x": 2, "y": 0.5}}, "state.pointer"),
     ({"shapes": [{"kind": "rect", "x1": 0, "y1": 0, "x2": 5, "y2": 1}]}, "state.shapes[0].x2"),
     ({"playing": "yes"}, "state.playing"),
@@ -137,3 +137,12 @@ def test_a_session_of_another_projects_task_is_refused(api):
     refused = api.call("POST", "", ANA, json={"versions": [{"task_id": theirs}]})
     assert refused.status_code == 404
     assert api.call("POST", "", ANA, json={"versions": []}).json()["error"]["param"] == "versions"
+
+
+def test_a_state_over_its_limit_is_a_413_and_a_body_not_json_a_400(api, session):
+    started, versions = session
+    padded = json.dumps({"token": started["control_token"], "state": {"version": versions[0], "pad": "x" * 200_000}})
+    assert api.call("POST", f"/{started['id']}/state", content=padded,
+                    headers={"Content-Type": "text/plain"}).status_code == 413
+    assert api.call("POST", f"/{started['id']}/state", content="{not json",
+                    headers={"Content-Type": "text/plain"}).status_code == 400

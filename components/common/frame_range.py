@@ -107,22 +107,50 @@ function setUpRange(m) {
         loop.setAttribute("aria-pressed", "false");
         renderRange(m);
     };
-    // Past the range's last frame while looping: back to its first, on the next painted frame. Watched
-    // only while a loop plays: a grid of idle players asks nothing of the page's frames.
+    // The wrap is asked for while the range's last frame is on screen (the presented frame's own
+    // callback), so the seek has a whole frame's time before the next one would be painted; browsers
+    // without that callback check the time on each animation frame. Watched only while a loop plays.
     let watching = 0;
-    const wrap = () => {
-        const r = m.range;
-        watching = 0;
-        if (!r.loop || r.in === null || video.paused) return;
-        if (video.currentTime >= ((r.out ?? r.in) + 1) / m.fps) video.currentTime = (r.in + 0.5) / m.fps;
-        watching = requestAnimationFrame(wrap);
+    const last = () => m.range.out ?? m.range.in;
+    const looping = () => m.range.loop && m.range.in !== null && !video.paused;
+    const restart = () => {
+        const play = () => { if (m.range.loop) video.play(); };
+        // Played before the seek lands, the frames after the old position would show first.
+        video.addEventListener("seeked", play, { once: true });
+        seekFrame(video, m.range.in, m.fps);
     };
-    const watch = () => { if (!watching) watching = requestAnimationFrame(wrap); };
+    const wrapAt = (frame) => {
+        if (last() === m.range.in) {  // a one-frame range: hold it
+            video.pause();
+            seekFrame(video, m.range.in, m.fps);
+            return;
+        }
+        if (frame >= last()) video.currentTime = (m.range.in + 0.5) / m.fps;
+    };
+    const presented = (_now, meta) => {
+        watching = 0;
+        if (!looping()) return;
+        wrapAt(Math.round(meta.mediaTime * m.fps));
+        watching = video.requestVideoFrameCallback(presented);
+    };
+    const painted = () => {
+        watching = 0;
+        if (!looping()) return;
+        if (video.currentTime >= (last() + 1) / m.fps) wrapAt(last());
+        watching = requestAnimationFrame(painted);
+    };
+    const watch = () => {
+        if (watching) return;
+        watching = "requestVideoFrameCallback" in video
+            ? video.requestVideoFrameCallback(presented) : requestAnimationFrame(painted);
+    };
     video.addEventListener("play", watch);
+    // A range to the video's last frame: the video ends there instead of showing a frame past it.
+    video.addEventListener("ended", () => { if (m.range.loop && m.range.in !== null) restart(); });
     loop.addEventListener("click", () => {
         m.range.loop = !m.range.loop;
         loop.setAttribute("aria-pressed", String(m.range.loop));
-        if (m.range.loop && video.paused) { seekFrame(video, m.range.in, m.fps); video.play(); }
+        if (m.range.loop && video.paused) restart();
         watch();
     });
     root.querySelector(".tp-range-clear").addEventListener("click", m.clearRange);

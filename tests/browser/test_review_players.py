@@ -323,14 +323,17 @@ def test_a_range_marked_with_i_and_o_loops_and_goes_with_the_comment(page, app_u
     page.locator(".tp-comment").click()
     expect(page.get_by_text("comment range 37-40", exact=True)).to_be_visible()
     # Looping: the frames presented stay in the range (at most one past its end, at the wrap) and it wraps.
+    # At a quarter speed a frame lasts 167 ms: the wrap asked on the last frame has that long to land.
     page.evaluate(f"() => {{ {SHADOW} q('.tp video')[0].muted = true; }}")
+    page.locator(".tp-speed").select_option("0.25")
     page.locator(".tp-loop").click()
     frames = page.evaluate(f"""() => new Promise((done) => {{ {SHADOW} const v = q('.tp video')[0], seen = [];
         const next = (_now, meta) => {{ seen.push(Math.round(meta.mediaTime * 24));
-            if (seen.length < 24) v.requestVideoFrameCallback(next); else {{ v.pause(); done(seen); }} }};
+            if (seen.length < 16) v.requestVideoFrameCallback(next); else {{ v.pause(); done(seen); }} }};
         v.requestVideoFrameCallback(next); }})""")
     assert min(frames) >= 37 and max(frames) <= 41, frames
-    assert any(b < a for a, b in zip(frames, frames[1:], strict=False)), frames  # it went back: a wrap
+    wraps = [b for a, b in zip(frames, frames[1:], strict=False) if b < a]
+    assert len(wraps) >= 2 and set(wraps) <= {37, 38}, frames  # back to the range's start, again and again
     page.locator(".tp-range-clear").click()
     assert page.evaluate(f"() => {{ {SHADOW} return q('.tp')[0].dataset.rangeIn; }}") == ""
 
@@ -347,6 +350,21 @@ def test_a_range_marked_with_i_and_o_loops_and_goes_with_the_comment(page, app_u
     page.wait_for_function(f"""() => {{ {SHADOW} const root = q('.tp')[0], v = q('.tp video')[0];
         return root.dataset.frame === '10' && v.paused && !v.seeking; }}""")
     expect(page.locator(".tp-range-text")).to_have_text("00:00:00:10 – 00:00:00:20 (11 frames)")
+
+    # A range that ends on the video's last frame loops too (the video ends there instead of going past).
+    page.locator(".tp-range-clear").click()
+    for frame, key in ((93, "i"), (95, "o")):
+        page.evaluate(f"() => {{ {SHADOW} q('.tp video')[0].currentTime = {frame + 0.5} / 24; }}")
+        page.wait_for_function(f"() => {{ {SHADOW} return q('.tp')[0].dataset.frame === '{frame}'; }}")
+        page.locator(".tp").first.focus()
+        page.keyboard.press(key)
+    page.locator(".tp-loop").click()
+    frames = page.evaluate(f"""() => new Promise((done) => {{ {SHADOW} const v = q('.tp video')[0], seen = [];
+        const next = (_now, meta) => {{ seen.push(Math.round(meta.mediaTime * 24));
+            if (seen.length < 10) v.requestVideoFrameCallback(next); else {{ v.pause(); done(seen); }} }};
+        v.requestVideoFrameCallback(next); }})""")
+    assert min(frames) >= 93, frames
+    assert sum(b < a for a, b in zip(frames, frames[1:], strict=False)) >= 2, frames
 
 
 def test_sync_compare_plays_seeks_and_flips_together(page, app_url):

@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from components.common import members, pages
+from components.common import dailies_only, members, pages
 from components.common.identity import is_unnamed
 from components.common.shot_labels import labels_among_many
 from components.common.stored_requests import stored_requests
@@ -38,14 +38,12 @@ PLAYER_HEIGHT = "62vh"
 
 def lobby(client: Client, cache_id: str, journal: Journal, person: str, recent: list[TaskRecord]) -> None:
     """Start a session on some of the recent finished versions; the project's open sessions."""
-    try:
-        open_sessions = client.live_sessions()
-    except UnsupportedEndpointError:
-        st.info("This service has no live sessions (it is not a Dailies service).")
+    listed = dailies_only.ask(client.live_sessions,
+                              elsewhere="This service has no live sessions (it is not a Dailies service).",
+                              failing="The service does not list its live sessions right now")
+    if listed is dailies_only.NoAnswer.NOT_DAILIES:
         return
-    except DailiesError as exc:
-        st.warning(f"The service does not list its live sessions right now: {exc}")
-        open_sessions = []
+    open_sessions = [] if isinstance(listed, dailies_only.NoAnswer) else listed  # one may still start one
     if open_sessions:
         st.subheader("Open now")
         for session in open_sessions:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.common import dailies_only
 from components.settings.state_keys import (
     NOTIFY_ADDRESS_KEY,
     NOTIFY_EVENTS_KEY,
@@ -16,7 +17,7 @@ from components.settings.state_keys import (
     NOTIFY_OUTCOME_KEY,
     NOTIFY_REMOVE_KEY,
 )
-from dailies.client import Client, DailiesError, UnsupportedEndpointError
+from dailies.client import Client, DailiesError
 from dailies.spec.models import NotificationTarget
 from dailies.spec.notifications import EVENT_TITLES
 
@@ -32,13 +33,10 @@ def render(client: Client | None, person: str) -> None:
     if client is None:
         st.caption("Connect to a service to choose where notifications go.")
         return
-    try:
-        offered = client.notification_targets()
-    except UnsupportedEndpointError:
-        st.caption("This service sends no notifications (it is not a Dailies service).")
-        return
-    except DailiesError as exc:
-        st.warning(f"The service does not list its notification targets right now: {exc}")
+    offered = dailies_only.ask(client.notification_targets,
+                               elsewhere="This service sends no notifications (it is not a Dailies service).",
+                               failing="The service does not list its notification targets right now")
+    if isinstance(offered, dailies_only.NoAnswer):
         return
     _outcome()
     mine = [t for t in offered.targets if t.owner == person]

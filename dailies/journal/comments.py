@@ -24,11 +24,11 @@ MAX_COMMENT_CHARS = 5000
 class Comment:
     id: str
     task_id: str
-    author: str
+    author: str  # the name they sign with
     body: str
-    created_at: float
-    timecode: float | None = None
-    parent_id: str | None = None
+    created_at: float  # unix seconds
+    timecode: float | None = None  # seconds into the video, kept to the hundredth
+    parent_id: str | None = None  # the comment this one answers
     resolved_at: float | None = None
     resolved_by: str | None = None
     # Pinned to a frame (counted from 0 at the video's rate) and, on a range, to its last; drawn on.

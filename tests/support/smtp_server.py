@@ -91,17 +91,10 @@ def _self_signed_certificate(folder: Path) -> tuple[Path, Path]:
         # A CA certificate, so the client can trust this same PEM as its cafile.
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
+            # It signs (the TLS handshake) and is its own issuer; nothing else.
+            x509.KeyUsage(digital_signature=True, key_cert_sign=True, content_commitment=False, key_encipherment=False,
+                          data_encipherment=False, key_agreement=False, crl_sign=False, encipher_only=False,
+                          decipher_only=False),
             critical=True,
         )
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)

@@ -96,15 +96,15 @@ callback_events = Table(
     Column("webhook_id", String, nullable=False, unique=True),
     Column("task_id", String, nullable=False),
     Column("project", String, nullable=False),
-    Column("url", String, nullable=False),
-    Column("status", String, nullable=False),
-    Column("body", Text, nullable=False),
+    Column("url", String, nullable=False),  # the receiver (a notification's: its target's address)
+    Column("status", String, nullable=False),  # the task status it reports
+    Column("body", Text, nullable=False),  # the JSON to POST, made when the status changed
     Column("state", String, nullable=False),  # DeliveryState
     Column("attempts", Integer, nullable=False, default=0),
     Column("max_attempts", Integer, nullable=False),
-    Column("next_attempt_at", Float, nullable=False),
+    Column("next_attempt_at", Float, nullable=False),  # unix seconds: now, or after a failure's backoff
     Column("created_at", Float, nullable=False),
-    Column("claimed_by", String),
+    Column("claimed_by", String),  # the node delivering it now, until claimed_at goes stale
     Column("claimed_at", Float),
     # None for a task's callback; a notification's target kind (notifications.py), whose events are
     # queued under the target's id in `task_id` (in order per target, folded while they wait).
@@ -119,11 +119,11 @@ callback_attempts = Table(
     Column("webhook_id", String, nullable=False),
     Column("task_id", String, nullable=False),
     Column("status", String, nullable=False),  # the task status the event reported
-    Column("attempt", Integer, nullable=False),
+    Column("attempt", Integer, nullable=False),  # 1 for the first
     Column("at", Float, nullable=False),
-    Column("status_code", Integer),
+    Column("status_code", Integer),  # the receiver's answer; None when none came
     Column("latency_ms", Float),
-    Column("error", Text),
+    Column("error", Text),  # why it failed, when it did
     Index("ix_callback_attempts_task", "task_id", "seq"),
 )
 
@@ -132,13 +132,13 @@ callback_attempts = Table(
 # or a person's own target, taking the event kinds listed (comma separated).
 notification_targets = Table(
     "notification_targets", metadata,
-    Column("id", String, primary_key=True),
+    Column("id", String, primary_key=True),  # nt-…, the key of its queued events
     Column("project", String, nullable=False),
-    Column("owner", String, nullable=False),
-    Column("kind", String, nullable=False),
-    Column("address", String, nullable=False),
+    Column("owner", String, nullable=False),  # '' for the project's channel, else the member it tells
+    Column("kind", String, nullable=False),  # webhook | slack | mattermost | email
+    Column("address", String, nullable=False),  # an https URL, or an e-mail address
     Column("events", String, nullable=False),
-    Column("created_by", String, nullable=False),
+    Column("created_by", String, nullable=False),  # the member who added it
     Column("created_at", Epoch, nullable=False),
     Index("ix_notification_targets_project", "project"),
 )
@@ -155,18 +155,18 @@ notification_marks = Table(
 # its changes), who presents, and the tokens that control it (SHA-256 only) and follow it.
 live_sessions = Table(
     "live_sessions", metadata,
-    Column("id", String, primary_key=True),
+    Column("id", String, primary_key=True),  # live-…
     Column("project", String, nullable=False),
-    Column("title", String, nullable=False),
+    Column("title", String, nullable=False),  # what the presenter called it
     Column("versions", Text, nullable=False),  # JSON [{"task_id", "label"}]
-    Column("presenter", String, nullable=False),
+    Column("presenter", String, nullable=False),  # the member who controls it now
     Column("control_sha256", String, nullable=False),
     Column("follow_token", String, nullable=False),  # in the session's link, which every member may ask for
-    Column("state", Text),
-    Column("seq", Integer, nullable=False),
+    Column("state", Text),  # the presenter's player, as JSON (dailies/spec/live.py)
+    Column("seq", Integer, nullable=False),  # counts the state's changes: a follower asks for what is after
     Column("created_by", String, nullable=False),
     Column("created_at", Epoch, nullable=False),
-    Column("updated_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),  # unix seconds with their fraction: the follow lag is measured on it
     Column("ended_at", Epoch),
     Index("ix_live_sessions_project", "project", "created_at"),
 )
@@ -201,7 +201,7 @@ budgets = Table(
     Column("member", String, primary_key=True),  # '' for the whole project
     Column("period", String, nullable=False),  # month | total
     Column("currency", String, nullable=False),  # CNY | USD
-    Column("amount", Micros, nullable=False),
+    Column("amount", Micros, nullable=False),  # the cap
     Column("updated_at", Epoch, nullable=False),
 )
 
@@ -212,11 +212,11 @@ ledger = Table(
     "ledger", metadata,
     Column("task_id", String, primary_key=True),
     Column("project", String, nullable=False),
-    Column("member", String, nullable=False),
-    Column("model", String, nullable=False),
+    Column("member", String, nullable=False),  # '' for a key without a member
+    Column("model", String, nullable=False),  # the model id, as the record shows it
     Column("currency", String, nullable=False),  # '' when the model has no known price
-    Column("amount", Micros, nullable=False),
-    Column("tokens", BigInteger, nullable=False),
+    Column("amount", Micros, nullable=False),  # reserved: expected; settled: what it cost
+    Column("tokens", BigInteger, nullable=False),  # the usage the amount is priced on
     Column("state", String, nullable=False),  # reserved | settled | released
     Column("month", Integer, nullable=False),  # YYYYMM (UTC) of the create: the period a month budget counts
     Column("created_at", Epoch, nullable=False),
@@ -255,8 +255,8 @@ shown_requests = _one_value_per_key("shown_requests", "task_id", "answer", Text)
 upstream_keys = Table(
     "upstream_keys", metadata,
     Column("name", String, primary_key=True),
-    Column("priority", Integer, nullable=False),
-    Column("ciphertext", Text, nullable=False),
+    Column("priority", Integer, nullable=False),  # the lowest first, while it has room
+    Column("ciphertext", Text, nullable=False),  # the key, sealed with the service's secret
     Column("masked", String, nullable=False),
     Column("created_at", Epoch, nullable=False),
     Column("set_aside", String),  # why the upstream refused it (401/403), when it did

@@ -13,12 +13,12 @@ down_revision = "0002"
 def upgrade() -> None:
     op.create_table(
         "notification_targets",
-        sa.Column("id", sa.String, primary_key=True),
+        sa.Column("id", sa.String, primary_key=True),  # nt-…
         sa.Column("project", sa.String, nullable=False),
-        sa.Column("owner", sa.String, nullable=False),
-        sa.Column("kind", sa.String, nullable=False),
+        sa.Column("owner", sa.String, nullable=False),  # '' for the project's channel, else a member
+        sa.Column("kind", sa.String, nullable=False),  # webhook | slack | mattermost | email
         sa.Column("address", sa.String, nullable=False),
-        sa.Column("events", sa.String, nullable=False),
+        sa.Column("events", sa.String, nullable=False),  # event kinds, comma separated
         sa.Column("created_by", sa.String, nullable=False),
         sa.Column("created_at", sa.BigInteger, nullable=False),
     )

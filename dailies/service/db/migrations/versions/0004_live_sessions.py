@@ -12,14 +12,14 @@ down_revision = "0003"
 def upgrade() -> None:
     op.create_table(
         "live_sessions",
-        sa.Column("id", sa.String, primary_key=True),
+        sa.Column("id", sa.String, primary_key=True),  # "live-" and 16 hex digits, in the session's link
         sa.Column("project", sa.String, nullable=False),
         sa.Column("title", sa.String, nullable=False),
-        sa.Column("versions", sa.Text, nullable=False),
+        sa.Column("versions", sa.Text, nullable=False),  # JSON [{"task_id", "label"}]
         sa.Column("presenter", sa.String, nullable=False),
-        sa.Column("control_sha256", sa.String, nullable=False),
+        sa.Column("control_sha256", sa.String, nullable=False),  # of the presenter's control token
         sa.Column("follow_token", sa.String, nullable=False),
-        sa.Column("state", sa.Text),
+        sa.Column("state", sa.Text),  # the presenter's player, as JSON
         sa.Column("seq", sa.Integer, nullable=False),
         sa.Column("created_by", sa.String, nullable=False),
         sa.Column("created_at", sa.BigInteger, nullable=False),

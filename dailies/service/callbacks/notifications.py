@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from urllib.parse import quote
 
-from sqlalchemy import Connection, Engine, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, select, update
 
 from dailies.service.billing import budgets
 from dailies.service.db.tables import (
@@ -45,6 +45,13 @@ def _target_of(row) -> N.Target:
                     events=tuple(e for e in row.events.split(",") if e), owner=row.owner)
 
 
+
+# Read in every create's and every task end's transaction: built once (a statement's construction and
+# cache key cost more than SQLite's answer).
+_TARGETS_OF_PROJECT = (select(notification_targets).where(notification_targets.c.project == bindparam("project"))
+                       .order_by(notification_targets.c.created_at, notification_targets.c.id))
+
+
 class Notifications:
     def __init__(self, engine: Engine, settings: Settings, wakeups: Wakeups,
                  members: Callable[[str], list[str]]) -> None:
@@ -57,12 +64,10 @@ class Notifications:
     # ---------- targets ----------
 
     def targets(self, project: str, conn: Connection | None = None) -> list[N.Target]:
-        query = (select(notification_targets).where(notification_targets.c.project == project)
-                 .order_by(notification_targets.c.created_at, notification_targets.c.id))
         if conn is not None:
-            return [_target_of(r) for r in conn.execute(query)]
+            return [_target_of(r) for r in conn.execute(_TARGETS_OF_PROJECT, {"project": project})]
         with self.engine.connect() as own:
-            return [_target_of(r) for r in own.execute(query)]
+            return [_target_of(r) for r in own.execute(_TARGETS_OF_PROJECT, {"project": project})]
 
     def add_target(self, project: str, created_by: str, fields: dict) -> N.Target:
         if fields["kind"] == "email" and not self.settings.smtp_url:

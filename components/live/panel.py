@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from components.common import dailies_only, members, pages
+from components.common import dailies_only, live_start, members, pages
 from components.common.identity import is_unnamed
 from components.common.shot_labels import labels_among_many
 from components.common.stored_requests import stored_requests
@@ -72,11 +72,10 @@ def lobby(client: Client, cache_id: str, journal: Journal, person: str, recent: 
 
 def _start(client: Client, person: str, labels: dict[str, str]) -> None:
     picked = st.session_state.get(PICK_KEY) or []
-    try:
-        session = client.start_live([(t, labels.get(t, t)) for t in picked], st.session_state.get(TITLE_KEY) or "",
-                                    presenter=person)
-    except DailiesError as exc:
-        st.session_state[PROBLEM_KEY] = f"The session was not started: {getattr(exc, 'message', exc)}"
+    session = live_start.start(client, [(t, labels.get(t, t)) for t in picked], st.session_state.get(TITLE_KEY) or "",
+                               person)
+    if isinstance(session, str):
+        st.session_state[PROBLEM_KEY] = session
         return
     st.session_state[CONTROL_KEY.format(session.id)] = session.control_token
     st.query_params["session"] = session.id

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.common import player
+from components.common import live_start, pages, player
 from components.common.shot_labels import labels_among_many
 from components.common.timecode_player import playable_url
 from components.review.card import short_id
@@ -35,6 +35,8 @@ from components.review.state_keys import (
     MAKE_KEY,
     ORDER_KEY,
     PICKED_KEY,
+    PRESENT_LIVE_KEY,
+    PRESENT_OUTCOME_KEY,
     REEL_DOWNLOAD_KEY,
     REEL_SHARE_KEY,
     REEL_SHARE_PANEL_KEY,
@@ -192,6 +194,26 @@ def _handoff_of_order(ordered: list[Result], journal: Journal, now: float) -> No
                            help="Each approved version with a kept copy, in the reel's order, comments as markers")
 
 
+def _present_live(ordered: list[Result], names: dict[str, str], journal: Journal, client) -> None:
+    """A live session on the reel's order: each version labelled as its slate names it."""
+    if client is None:
+        return
+    versions = version_labels(journal, ordered)
+    labelled = [(r.task_id, f"{names[r.task_id]} {versions.get(r.task_id, '')}".strip()) for r in ordered]
+    if st.button("📡 Present this order live", key=PRESENT_LIVE_KEY,
+                 help="A live session on these versions in this order: everyone who joins follows your player"):
+        outcome = live_start.start(client, labelled, f"Reel {time.strftime('%d %b %H:%M')}", journal.author)
+        if isinstance(outcome, str):
+            st.session_state[PRESENT_OUTCOME_KEY] = (st.error, outcome)
+        elif not live_start.open_session(outcome):  # no router: say where it is
+            st.session_state[PRESENT_OUTCOME_KEY] = (
+                st.info, f"Started: open it at {pages.LIVE.address({'session': outcome.id})}")
+    said = st.session_state.pop(PRESENT_OUTCOME_KEY, None)
+    if said:
+        show, text = said
+        show(text)
+
+
 def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: float) -> None:
     """The reel maker: pick versions (approved by default), arrange them, choose slates and burn-in,
     make the reel with a progress bar, then play and download it."""
@@ -225,6 +247,7 @@ def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: 
             st.success(f"Made a reel of {len(order)} shot(s) at {time.strftime('%H:%M:%S')}")
     if order:
         _handoff_of_order([by_id[t] for t in order], journal, now)
+        _present_live([by_id[t] for t in order], names, journal, client)
     last = st.session_state.get(LAST_KEY)
     if last and Path(last).is_file():
         _show(Path(last), journal, client)

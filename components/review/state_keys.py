@@ -79,6 +79,8 @@ REEL_SHARE_PANEL_KEY = "reel.share_panel.{}"
 MAKE_KEY = "reel.make"
 EARLIER_KEY = "reel.earlier"
 HANDOFF_ORDER_KEY = "reel.handoff"  # the reel's order as an OTIO timeline
+PRESENT_LIVE_KEY = "reel.present_live"  # a live session on the reel's order
+PRESENT_OUTCOME_KEY = "reel.present_outcome"  # why it did not start, or where it is
 
 # report_download.py
 REPORT_DOWNLOAD_KEY = "review.report"  # the report's buttons start with it

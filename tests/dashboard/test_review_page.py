@@ -514,6 +514,24 @@ def test_the_reel_maker_opens_from_review_with_the_approved_versions(env, result
     assert handoff.proto.label == "🎞️ This order for the edit (OTIO, 1 approved shot)"
 
 
+
+def test_the_reels_order_is_presented_live(env, results):
+    """From the reel maker, a live session on the reel's versions in its order, labelled as its slates
+    name them; the page goes to it (here, without the router, it says where it is)."""
+    member(env, "Bo").set_status(results[1], "approved")
+    at = open_review()
+    at.session_state[review_panel.REEL_KEY] = True
+    at.run()
+    at.button(key=review_panel_keys.PRESENT_LIVE_KEY).click().run()
+    assert not at.exception
+    [said] = [e.value for e in at.info]
+    session_id = re.search(r"/live\?session=(live-[0-9a-f]+)", said).group(1)
+    with Client(base_url=SERVICE_URL[0], api_key=os.environ["ARK_API_KEY"]) as client:
+        session = client.live_session(session_id)
+    assert [v.task_id for v in session.versions] == [results[1]]
+    assert session.versions[0].label == "take two v1" and session.title.startswith("Reel ")
+
+
 def test_a_report_of_the_notes_of_the_versions_shown(env, results):
     member(env, "Bo").add_comment(results[0], "too dark here", timecode=2.0)
     at = open_review()

@@ -208,10 +208,6 @@ def _present_live(ordered: list[Result], names: dict[str, str], journal: Journal
         elif not live_start.open_session(outcome):  # no router: say where it is
             st.session_state[PRESENT_OUTCOME_KEY] = (
                 st.info, f"Started: open it at {pages.LIVE.address({'session': outcome.id})}")
-    said = st.session_state.pop(PRESENT_OUTCOME_KEY, None)
-    if said:
-        show, text = said
-        show(text)
 
 
 def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: float) -> None:
@@ -246,8 +242,13 @@ def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: 
             st.session_state[LAST_KEY] = str(path)
             st.success(f"Made a reel of {len(order)} shot(s) at {time.strftime('%H:%M:%S')}")
     if order:
-        _handoff_of_order([by_id[t] for t in order], journal, now)
-        _present_live([by_id[t] for t in order], names, journal, client)
+        with st.container(horizontal=True, gap="small"):  # what else the order is for, side by side
+            _handoff_of_order([by_id[t] for t in order], journal, now)
+            _present_live([by_id[t] for t in order], names, journal, client)
+        said = st.session_state.pop(PRESENT_OUTCOME_KEY, None)  # under the row, not squeezed into it
+        if said:
+            show, text = said
+            show(text)
     last = st.session_state.get(LAST_KEY)
     if last and Path(last).is_file():
         _show(Path(last), journal, client)

@@ -22,7 +22,7 @@ from components.review.state_keys import LINK_KEY
 from dailies.cli.share import share_link
 from dailies.client import Client, DailiesError
 from dailies.journal import Journal
-from dailies.journal.shares import ShareState, prompts_to_share
+from dailies.journal.shares import ShareState, ask_notice_grant, prompts_to_share
 from dailies.spec.results import VIDEO_NAME
 
 EXPIRIES = {"1 day": 86_400.0, "7 days": 7 * 86_400.0, "30 days": 30 * 86_400.0}
@@ -84,18 +84,24 @@ def render_share_panel(task_ids: list[str], journal: Journal, client: Client | N
         if missing:
             st.error("No kept copy of " + ", ".join(missing) + ": the share was not made.")
         else:
+            said: list[str] = []
+            # What the guests comment is told to the project's notifications with this grant.
+            grant = ask_notice_grant(client, said) if client is not None and (allow_comments or allow_status) else None
             try:
                 share, token = journal.create_share(ids, EXPIRIES[expiry], passphrase=passphrase or None,
                                                     allow_comments=allow_comments, allow_status=allow_status,
-                                                    hide_prompt=hide_prompt, prompts=_prompts(journal, client, ids))
+                                                    hide_prompt=hide_prompt, prompts=_prompts(journal, client, ids),
+                                                    notice_grant=grant)
             except ValueError as exc:
                 st.error(f"Could not share: {exc}")
             else:
-                st.session_state[f"{key}.{LINK_KEY}"] = (share.id, share_link(base_public_url, token))
+                st.session_state[f"{key}.{LINK_KEY}"] = (share.id, share_link(base_public_url, token), said)
     created = st.session_state.pop(f"{key}.{LINK_KEY}", None)
     if created is not None:
         st.success(f"Share {created[0]} created. Copy the link now: it is shown only once.")
         st.code(created[1], language=None)
+        for note in created[2]:
+            st.caption(note)
     _list(journal, key)
 
 

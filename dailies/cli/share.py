@@ -129,7 +129,7 @@ def _scope(args: argparse.Namespace, client):
 
 def cmd_create(args: argparse.Namespace) -> int:
     from ..client import DailiesError
-    from ..journal.shares import prompts_to_share
+    from ..journal.shares import ask_notice_grant, prompts_to_share
     from ..spec.results import VIDEO_NAME
 
     passphrase = args.passphrase
@@ -155,16 +155,20 @@ def cmd_create(args: argparse.Namespace) -> int:
                 return None
 
         prompts = prompts_to_share(view, dict.fromkeys(args.task), stored)
+        said: list[str] = []
+        guests_write = args.allow_comments or args.allow_status
         share, token = view.create_share(list(args.task), args.expires, passphrase=passphrase or None,
                                          allow_comments=args.allow_comments, allow_status=args.allow_status,
-                                         hide_prompt=args.hide_prompt, prompts=prompts)
+                                         hide_prompt=args.hide_prompt, prompts=prompts,
+                                         notice_grant=ask_notice_grant(client, said)
+                                         if client is not None and guests_write else None)
     finally:
         if client is not None:
             client.close()
         journal.close()
     dashboard_url, notes, guests_can_open = link_dashboard(args)
     link = share_link(dashboard_url, token) if dashboard_url else None
-    for note in notes:
+    for note in [*notes, *said]:
         print(note, file=sys.stderr)
     if args.json:
         print(json.dumps({"id": share.id, "token": token, "link": link, "expires_at": share.expires_at,

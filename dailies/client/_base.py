@@ -252,6 +252,12 @@ class Endpoints:
     def notify(self, body: dict[str, object]) -> RequestSpec:
         return RequestSpec("POST", self._own("notifications/events"), self._headers(), json=body)
 
+    def guest_grant(self, body: dict[str, object]) -> RequestSpec:
+        return RequestSpec("POST", self._own("notifications/guest-grants"), self._headers(), json=body)
+
+    def notify_as_guest(self, body: dict[str, object]) -> RequestSpec:
+        return RequestSpec("POST", self._own("notifications/guest-events"), self._headers(), json=body)
+
     def live(self, path: str = "", method: str = "GET", body: dict[str, object] | None = None,
              params: dict[str, str] | None = None) -> RequestSpec:
         url = self._own("live") + path

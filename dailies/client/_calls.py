@@ -265,9 +265,20 @@ class Calls:
         """Tell a Dailies service of a comment or a review status (`kind`, `task_id`, `text`, `shot`, `maker`,
         `reply_to`, `status`, `link`): queued for each target that takes it; how many did.
         Raises `UnsupportedEndpointError` on a service without notifications (the real Ark)."""
-        response = yield from self._own_call(self.endpoints.notify(happening))
-        reached = response.json().get("reached") if response.content else None
-        return reached if isinstance(reached, int) else 0
+        return _reached((yield from self._own_call(self.endpoints.notify(happening))))
+
+    def guest_grant(self, task_ids: Sequence[str], expires_at: int) -> Plan[str]:
+        """A grant for a share's page to tell of its guests' comments and statuses on `task_ids` until
+        `expires_at` (unix seconds): kept with the share, used by `notify_as_guest`. Raises
+        `UnsupportedEndpointError` on a service without notifications (the real Ark)."""
+        body: dict[str, object] = {"task_ids": list(task_ids), "expires_at": int(expires_at)}
+        response = yield from self._own_call(self.endpoints.guest_grant(body))
+        return str(response.json()["grant"])
+
+    def notify_as_guest(self, happening: dict[str, object]) -> Plan[int]:
+        """As `notify`, from a client made with a guest grant as its key: a guest's comment or status on
+        one of the grant's versions, signed as a guest (`actor`: the name they gave)."""
+        return _reached((yield from self._own_call(self.endpoints.notify_as_guest(happening))))
 
     def live_sessions(self) -> Plan[list[LiveSession]]:
         """The project's open live review sessions (`/dailies/v1/live`, beyond the specification)."""
@@ -429,6 +440,12 @@ class Calls:
         except httpx.TransportError as exc:  # the connection broke mid-body: not retried
             raise connection_error_for(exc) from exc
         return Path(path)
+
+
+def _reached(response: httpx.Response) -> int:
+    """How many notification targets an event reached, as the service answers it."""
+    reached = response.json().get("reached") if response.content else None
+    return reached if isinstance(reached, int) else 0
 
 
 class TaskCalls:
@@ -720,6 +737,8 @@ class ClientBase(Generic[HttpT, TransportT, TasksT]):
     add_notification_target = Method(Calls.add_notification_target)
     remove_notification_target = Method(Calls.remove_notification_target)
     notify = Method(Calls.notify)
+    guest_grant = Method(Calls.guest_grant)
+    notify_as_guest = Method(Calls.notify_as_guest)
     live_sessions = Method(Calls.live_sessions)
     start_live = Method(Calls.start_live)
     live_session = Method(Calls.live_session)

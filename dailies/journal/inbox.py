@@ -20,6 +20,7 @@ from typing import Literal
 from sqlalchemy import or_, select
 
 from ..spec.mentions import mentioned
+from ..spec.notifications import GUEST_SUFFIX
 from ..spec.statuses import TaskStatus
 from .comments import Comment, CommentsMixin
 
@@ -29,7 +30,6 @@ KINDS: tuple[Kind, ...] = ("mention", "reply", "comment", "status", "ended")
 INBOX_DAYS = 30  # older news is not news
 MAX_ITEMS = 200
 ALL_READ = "*"  # the read row whose time marks everything before it read
-GUEST_SUFFIX = " (guest)"  # how a share's guest signs (journal/shares.py): not a member to mention
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,9 @@ def _define(prefix: str, postgres: bool) -> tuple[MetaData, dict[str, Table], Se
                         Column("passphrase", String), required("allow_comments", Integer),
                         required("allow_status", Integer), required("hide_prompt", Integer),
                         Column("revoked_at", Double), required("failed_attempts", Integer),
-                        Column("locked_until", Double), indexes=[("token", "token_hash")]),
+                        Column("locked_until", Double),
+                        # Revision 0004: its guest grant, told with when a guest comments (shares.py).
+                        Column("notice_grant", Text), indexes=[("token", "token_hash")]),
     }
     return metadata, tables, writes
 

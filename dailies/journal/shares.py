@@ -20,8 +20,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -29,9 +31,12 @@ from typing import Any
 from sqlalchemy import func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 
+from ..client import Client, DailiesError, UnsupportedEndpointError
+from ..spec.notifications import GUEST_AUTHOR, GUEST_SUFFIX
 from ..spec.results import VIDEO_NAME
-from .comments import Comment, CommentsMixin
+from .comments import Comment
 from .kept import KeptFile, KeptFilesMixin
+from .notices import NoticesMixin
 from .scope import Scope
 from .statuses import StatusChange
 
@@ -43,8 +48,6 @@ MAX_GUEST_NAME = 60
 
 
 SHARE_ID_TRIES = 8
-GUEST_SUFFIX = " (guest)"
-GUEST_AUTHOR = "Guest"  # a guest who gave no name
 GUEST_COMMENTS_PER_WINDOW = 60
 GUEST_COMMENT_WINDOW_S = 600
 # Status changes, counted as comments are: a person reviewing a share comes nowhere near.
@@ -55,6 +58,26 @@ GUEST_STATUS_WINDOW_S = 600
 def is_guest_author(author: str) -> bool:
     return author == GUEST_AUTHOR or author.endswith(GUEST_SUFFIX)
 
+
+# Asks the service for a share's guest grant: (its versions, when it ends) -> the grant, or None.
+NoticeGrant = Callable[[tuple[str, ...], int], "str | None"]
+
+
+def ask_notice_grant(client: Client, said: list[str]) -> NoticeGrant:
+    """A share's guest grant from a Dailies service; None, with why in `said`, from one without
+    notifications (the real Ark) or one that does not answer now: the share is made all the same."""
+
+    def ask(task_ids: tuple[str, ...], expires_at: int) -> str | None:
+        try:
+            return client.guest_grant(task_ids, expires_at)
+        except UnsupportedEndpointError:
+            said.append("This service sends no notifications: a guest's comments are told to no one.")
+        except DailiesError as exc:
+            said.append(f"The service gave no grant for notifications ({exc}): a guest's comments on this "
+                        "share are told to no one.")
+        return None
+
+    return ask
 
 def new_share_id() -> str:
     """A share's public id (what lists and `dailies share revoke` name; never enough to open it)."""
@@ -119,6 +142,9 @@ class Share:
     revoked_at: float | None = None
     failed_attempts: int = 0
     locked_until: float | None = None
+    # What the share's page tells the service of its guests' comments with (a bearer credential of its
+    # own: kept on the dashboard's side, never sent to a guest's browser); None: told to no one.
+    notice_grant: str | None = field(default=None, repr=False)
 
     def state(self, now: float) -> ShareState:
         if self.revoked_at is not None:
@@ -133,21 +159,23 @@ class Share:
         return Scope(self.scope_base_url, self.scope_key, author=author)
 
 
-class SharesMixin(KeptFilesMixin, CommentsMixin):
-    """Stands on KeptFilesMixin (a share plays kept copies) and CommentsMixin (a guest's comments and
-    statuses)."""
+class SharesMixin(KeptFilesMixin, NoticesMixin):
+    """Stands on KeptFilesMixin (a share plays kept copies) and NoticesMixin (a guest's comments and
+    statuses, and what they tell)."""
 
     def _share(self, row: Any) -> Share:
         return Share(row.id, row.scope, row.scope_base_url, row.scope_key, tuple(json.loads(row.task_ids)),
                      row.created_by, row.created_at, row.expires_at, json.loads(row.prompts or "{}"),
                      bool(row.passphrase), bool(row.allow_comments), bool(row.allow_status), bool(row.hide_prompt),
-                     row.revoked_at, row.failed_attempts, row.locked_until)
+                     row.revoked_at, row.failed_attempts, row.locked_until, row.notice_grant)
 
     def create_share(self, task_ids: list[str], expires_in: float, *, passphrase: str | None = None,
                      allow_comments: bool = False, allow_status: bool = False, hide_prompt: bool = False,
-                     prompts: dict[str, str] | None = None, now: float | None = None) -> tuple[Share, str]:
+                     prompts: dict[str, str] | None = None, now: float | None = None,
+                     notice_grant: NoticeGrant | None = None) -> tuple[Share, str]:
         """A new share of these tasks in this view's scope, made by this view's author; (share, token).
-        The token is shown once: only its hash is kept. Each task must have a kept video copy here."""
+        The token is shown once: only its hash is kept. Each task must have a kept video copy here.
+        `notice_grant(task_ids, expires_at)`: the service's guest grant for it (`ask_notice_grant`)."""
         if self._scope is None:
             raise ValueError("only a scoped view (a project's, or a key's) makes shares")
         ids = list(dict.fromkeys(t for t in task_ids if t))
@@ -159,19 +187,21 @@ class SharesMixin(KeptFilesMixin, CommentsMixin):
         if missing:
             raise ValueError("no kept copy of " + ", ".join(missing) + ": keep the video first")
         now = time.time() if now is None else now
+        grant = notice_grant(tuple(ids), math.ceil(now + expires_in)) if notice_grant is not None else None
         token = secrets.token_urlsafe(32)
         for _attempt in range(SHARE_ID_TRIES):
             share = Share(new_share_id(), self._writes_as, self._scope.base_url, self._scope.key_fingerprint,
                           tuple(ids), self.author, now, now + expires_in,
                           {t: p for t, p in (prompts or {}).items() if t in ids and p},
-                          bool(passphrase), allow_comments, allow_status, hide_prompt)
+                          bool(passphrase), allow_comments, allow_status, hide_prompt, notice_grant=grant)
             row = {"scope": share.scope, "id": share.id, "token_hash": token_hash(token),
                    "scope_base_url": share.scope_base_url, "scope_key": share.scope_key,
                    "task_ids": json.dumps(list(share.task_ids)), "prompts": json.dumps(share.prompts),
                    "created_by": share.created_by, "created_at": share.created_at, "expires_at": share.expires_at,
                    "passphrase": _hash_passphrase(passphrase) if passphrase else None,
                    "allow_comments": int(allow_comments), "allow_status": int(allow_status),
-                   "hide_prompt": int(hide_prompt), "revoked_at": None, "failed_attempts": 0, "locked_until": None}
+                   "hide_prompt": int(hide_prompt), "revoked_at": None, "failed_attempts": 0, "locked_until": None,
+                   "notice_grant": grant}
             # A plain INSERT: the journal's usual write replaces a row with the same key, and an id
             # already taken (by any project's share) must never replace that share.
             try:
@@ -314,6 +344,13 @@ class GuestView:
                              f"{GUEST_COMMENT_WINDOW_S // 60} minutes: wait a few minutes before posting more")
         return self._view.add_comment(task_id, body, timecode=timecode, at=now, frame=frame, out_frame=out_frame,
                                       drawing=drawing)
+
+    def comment_notice(self, comment: Comment) -> dict[str, Any]:
+        """What a guest's comment tells the project's notifications (sent with the share's grant)."""
+        return self._view.comment_notice(comment)
+
+    def status_notice(self, change: StatusChange) -> dict[str, Any]:
+        return self._view.status_notice(change)
 
     def set_status(self, task_id: str, status: str, now: float | None = None) -> StatusChange | None:
         """The version's new status, signed by the guest; None when it had it already (nothing written)."""

@@ -35,6 +35,13 @@ MAX_NAME_CHARS = 200
 MAX_ADDRESS_CHARS = 2_048
 MAX_FOLDED = 50  # happenings in one message; the next burst starts another
 MAX_TARGETS_PER_PROJECT = 100
+# How a share's guest signs, in the journal and in what is told of them: never a member's name.
+GUEST_AUTHOR = "Guest"  # a guest who gave no name
+GUEST_SUFFIX = " (guest)"
+# A guest grant (service/access/guest_grants.py): what a share's page may tell of without a key.
+GRANT_MAX_TASKS = 200
+GRANT_MAX_LIFETIME_S = 366 * 86_400
+GUEST_EVENTS_PER_MINUTE = 30  # per grant: a share's guests together
 _EMAIL = re.compile(r"^[^@\s<>,;:\"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -255,3 +262,35 @@ def budget_reached(used: int, amount: int) -> int | None:
         return None
     reached = [t for t in BUDGET_THRESHOLDS if used * 100 >= t * amount]
     return max(reached) if reached else None
+
+
+def guest_actor(name: str) -> str:
+    """How a guest is named in a notification: as the journal signs them, "<name> (guest)"."""
+    name = " ".join(name.split())
+    if not name or name == GUEST_AUTHOR or name.endswith(GUEST_SUFFIX):
+        return name or GUEST_AUTHOR
+    return f"{name[:MAX_NAME_CHARS - len(GUEST_SUFFIX)]}{GUEST_SUFFIX}"
+
+
+def check_grant_request(body: object, now: float) -> tuple[list[Problem], tuple[str, ...], int]:
+    """A guest grant asked for: problems, or (the versions it covers, when it expires, unix seconds)."""
+    if not isinstance(body, Mapping):
+        return [Problem("", "the body must be a JSON object with task_ids and expires_at")], (), 0
+    problems: list[Problem] = []
+    ids = body.get("task_ids")
+    if not isinstance(ids, list) or not ids or not all(isinstance(t, str) and 0 < len(t) <= MAX_NAME_CHARS
+                                                       for t in ids):
+        problems.append(Problem("task_ids", "must be a non-empty list of task ids",
+                                MISSING if ids is None else "InvalidParameter"))
+        ids = []
+    elif len(ids) > GRANT_MAX_TASKS:
+        problems.append(Problem("task_ids", f"a grant covers at most {GRANT_MAX_TASKS} versions; {len(ids)} given"))
+    expires = body.get("expires_at")
+    if isinstance(expires, bool) or not isinstance(expires, int):
+        problems.append(Problem("expires_at", "must be a time in unix seconds (an integer)",
+                                MISSING if expires is None else "InvalidParameter"))
+        expires = 0
+    elif not now < expires <= now + GRANT_MAX_LIFETIME_S:
+        problems.append(Problem("expires_at", f"must be in the future and at most {GRANT_MAX_LIFETIME_S // 86_400} "
+                                "days away"))
+    return problems, tuple(dict.fromkeys(ids)), expires

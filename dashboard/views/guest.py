@@ -22,7 +22,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.common import connection, shares
+from components.common import connection, notices, shares
 from components.common.comments import player_seek, said, seek_request, timecode_button, timeline_marks
 from components.common.markdown_text import markdown_text
 from components.common.timecode_player import format_timecode, timecode_player
@@ -109,13 +109,14 @@ def _post(task_id: str) -> None:
         return
     body = st.session_state.get(COMMENT_KEY.format(task_id), "")
     try:
-        guest.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)),
-                          frame=st.session_state.get(PINNED_FRAME_KEY.format(task_id)),
-                          drawing=st.session_state.get(PINNED_DRAWING_KEY.format(task_id)),
-                          out_frame=st.session_state.get(PINNED_OUT_KEY.format(task_id)))
+        comment = guest.add_comment(task_id, body, timecode=st.session_state.get(PINNED_KEY.format(task_id)),
+                                    frame=st.session_state.get(PINNED_FRAME_KEY.format(task_id)),
+                                    drawing=st.session_state.get(PINNED_DRAWING_KEY.format(task_id)),
+                                    out_frame=st.session_state.get(PINNED_OUT_KEY.format(task_id)))
     except (ValueError, PermissionError) as exc:
         st.session_state[ERROR_KEY.format(task_id)] = str(exc)
         return
+    notices.tell_as_guest(guest.share, guest.comment_notice(comment))
     _unpin(task_id)
     st.session_state[COMMENT_KEY.format(task_id)] = ""
 
@@ -134,9 +135,12 @@ def _set_status(task_id: str) -> None:
     if guest is None:
         return
     try:
-        guest.set_status(task_id, st.session_state[STATUS_KEY.format(task_id)])
+        change = guest.set_status(task_id, st.session_state[STATUS_KEY.format(task_id)])
     except (ValueError, PermissionError) as exc:
         st.session_state[ERROR_KEY.format(task_id)] = str(exc)
+        return
+    if change is not None:
+        notices.tell_as_guest(guest.share, guest.status_notice(change))
 
 
 def _local_copy(kept) -> Path | None:

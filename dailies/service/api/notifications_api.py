@@ -6,19 +6,26 @@
 - `DELETE .../targets/{id}`: removed, with what still waits for it. `GET .../targets/{id}/log`: its deliveries.
 - `POST .../events` `{"kind": "comment"|"status", "task_id", "text", ...}`: queued for each target that
   takes it (the actor is the key's member whatever the body says); `{"reached": n}` targets.
-Writes count against the key's per-minute creates, reads against its reads.
+- `POST .../guest-grants` `{"task_ids", "expires_at"}`: a grant for a share's page (access/guest_grants.py).
+- `POST .../guest-events`, the grant as bearer: as `events`, of the grant's versions, signed as a guest.
+Writes count against the key's per-minute creates, reads against its reads; a grant's events against
+GUEST_EVENTS_PER_MINUTE.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse
 
+from dailies.service.access import guest_grants
 from dailies.service.api.body import read_json_body
 from dailies.service.api.routes import CallerOf, ServicesOf, admitted, call_service
-from dailies.service.errors import ApiError, from_problems
+from dailies.service.callers import Caller, KeyOptions
+from dailies.service.errors import ApiError, from_problems, unauthorized
 from dailies.service.node.services import Services
 from dailies.service.own_paths import PREFIX
 from dailies.spec import notifications as N
@@ -96,6 +103,57 @@ async def tell(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONRespo
     if not happening.link:
         happening = replace(happening, link=svc.notifications.link(happening.task_id))
     reached = await call_service(request, _tell, svc, caller.project, happening)
+    return JSONResponse({"reached": reached}, headers=headers)
+
+
+@router.post("/guest-grants", status_code=201, summary="A grant for a share's page to tell of its guests' comments",
+             responses=_BODY_ANSWERS,
+             openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": {
+                 "type": "object", "required": ["task_ids", "expires_at"], "properties": {
+                     "task_ids": {"type": "array", "minItems": 1, "maxItems": N.GRANT_MAX_TASKS,
+                                  "items": {"type": "string", "maxLength": N.MAX_NAME_CHARS}},
+                     "expires_at": {"type": "integer"}}}}}}})
+async def grant(request: Request, caller: CallerOf, svc: ServicesOf) -> JSONResponse:
+    headers = await admitted(request, caller, "create")
+    problems, task_ids, expires_at = N.check_grant_request(await read_json_body(request, BODY_MAX_BYTES),
+                                                           svc.settings.clock())
+    if problems:
+        raise from_problems(problems)
+    token = guest_grants.issue(svc.signer, caller.project, caller.member, task_ids, expires_at)
+    return JSONResponse({"grant": token, "expires_at": expires_at, "task_ids": list(task_ids)}, status_code=201,
+                        headers=headers)
+
+
+@router.post("/guest-events", summary="Tell of a guest's comment or status, with a share's grant as the bearer",
+             responses={401: {"description": "No grant, or one that is not good (altered, expired)"},
+                        403: {"description": "A version the grant does not cover"}, **_BODY_ANSWERS},
+             openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": {
+                 "type": "object", "required": ["kind", "task_id"], "properties": {
+                     "kind": {"type": "string", "enum": list(N.POSTED_KINDS)},
+                     **{name: {"type": "string", "maxLength": N.MAX_NAME_CHARS}
+                        for name in ("task_id", "actor", "maker", "reply_to", "status")},
+                     "shot": {"type": "string"}, "text": {"type": "string"}, "link": {"type": "string"}}}}}}})
+async def tell_as_guest(request: Request, svc: ServicesOf,
+                        authorization: Annotated[str | None, Header()] = None) -> JSONResponse:
+    scheme, _, token = (authorization or "").partition(" ")
+    found = guest_grants.read(svc.signer, token.strip(), svc.settings.clock()) if scheme.lower() == "bearer" else None
+    if found is None:
+        raise unauthorized("This endpoint takes a share's guest grant as 'Authorization: Bearer dgg1.…', "
+                           "still good (a grant expires with its share).")
+    # The grant's events share one per-minute allowance, whichever page of the share sends them.
+    grantee = Caller(found.project, "guest-grant:" + hashlib.sha256(token.strip().encode()).hexdigest()[:32],
+                     KeyOptions(rpm=N.GUEST_EVENTS_PER_MINUTE))
+    headers = await admitted(request, grantee, "create")
+    problems, happening = N.check_posted(await read_json_body(request, BODY_MAX_BYTES))
+    if problems or happening is None:
+        raise from_problems(problems)
+    if happening.task_id not in found.task_ids:
+        raise ApiError(403, "AccessDenied", "This grant does not cover that version: a share's page tells only "
+                       "of the versions it shows.", "task_id")
+    happening = replace(happening, actor=N.guest_actor(happening.actor))
+    if not happening.link:
+        happening = replace(happening, link=svc.notifications.link(happening.task_id))
+    reached = await call_service(request, _tell, svc, found.project, happening)
     return JSONResponse({"reached": reached}, headers=headers)
 
 

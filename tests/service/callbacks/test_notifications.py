@@ -222,3 +222,81 @@ def test_a_status_on_a_members_shot_reaches_them_and_their_own_does_not(fresh):
     [posted] = wait_for(lambda: fresh.receiver.deliveries("/ana-status"), "Ana's message", 60)
     [event] = posted.json["events"]
     assert (event["as"], event["actor"], event["status"]) == ("status", "Bo", "changes_requested")
+
+
+def guest_call(stack: Stack, grant: str, **happening) -> httpx.Response:
+    return httpx.post(f"{stack.root}/dailies/v1/notifications/guest-events", json=happening, timeout=30,
+                      headers={"Authorization": f"Bearer {grant}"})
+
+
+def grant_of(stack: Stack, key: str, task_ids: list[str], lifetime: float = 3600) -> str:
+    expires = int(time.time() + stack.moved[0] + lifetime)
+    answer = stack.call(key, "POST", "/guest-grants", json={"task_ids": task_ids, "expires_at": expires})
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["task_ids"] == task_ids and answer.json()["expires_at"] == expires
+    return answer.json()["grant"]
+
+
+def test_a_guests_comment_told_with_a_shares_grant_reaches_the_project_signed_as_a_guest(fresh):
+    slack = fresh.receiver.url("/guest-slack")
+    fresh.add(HOST, kind="slack", address=slack, events=["comment"])
+    fresh.add(ANA, kind="webhook", address=fresh.receiver.url("/ana-own"), events=["comment"], owner="Ana")
+    grant = grant_of(fresh, ANA, ["cgt-0101", "cgt-0102"])
+    assert grant.startswith("dgg1.") and ANA not in grant
+    # The guest names themself "Ana": still a guest, never the member; Ana's own target hears of her shot.
+    answer = guest_call(fresh, grant, kind="comment", task_id="cgt-0101", shot="A kite", maker="Ana",
+                        actor="Ana", text="the string is too thin")
+    assert answer.status_code == 200 and answer.json() == {"reached": 2}, answer.text
+    fresh.send_now()
+    [posted] = wait_for(lambda: fresh.receiver.deliveries("/guest-slack"), "the Slack message", 60)
+    assert posted.json == {"text": "*Dailies · studio*\n• Ana (guest) commented on "
+                                   "<http://dailies.studio.example/review?task=cgt-0101|A kite>: the string is too thin"}
+    [own] = wait_for(lambda: fresh.receiver.deliveries("/ana-own"), "Ana's own message", 60)
+    [event] = own.json["events"]
+    assert (event["actor"], event["task_id"]) == ("Ana (guest)", "cgt-0101")
+
+
+def test_a_grant_tells_only_of_its_versions_while_it_is_good_and_is_no_key(fresh):
+    grant = grant_of(fresh, ANA, ["cgt-0201"], lifetime=60)
+    other = guest_call(fresh, grant, kind="comment", task_id="cgt-0202", text="hi")
+    assert other.status_code == 403 and other.json()["error"]["param"] == "task_id", other.text
+    body = grant[:-2] + ("00" if not grant.endswith("00") else "11")
+    for token in (body, ANA, "dgg1.", "dgg1.x.1.y", grant.replace("dgg1.", "dgg1.e30", 1)):
+        refused = guest_call(fresh, token, kind="comment", task_id="cgt-0201", text="hi")
+        assert refused.status_code == 401, (token[:20], refused.text)
+        assert refused.json()["error"]["code"] == "AuthenticationError"
+    # Not a key: the member endpoints do not take it.
+    assert fresh.call(grant, "POST", "/events", json={"kind": "comment", "task_id": "cgt-0201"}).status_code == 401
+    assert fresh.call(grant, "GET", "/targets").status_code == 401
+    bad = guest_call(fresh, grant, kind="mention", task_id="cgt-0201")
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "kind"
+    assert guest_call(fresh, grant, kind="comment", task_id="cgt-0201", text="ok").status_code == 200
+    fresh.moved[0] += 61  # past its end
+    expired = guest_call(fresh, grant, kind="comment", task_id="cgt-0201", text="late")
+    assert expired.status_code == 401 and "expires" in expired.json()["error"]["message"]
+
+
+def test_a_grant_is_asked_with_a_key_and_checked(fresh):
+    now = int(time.time() + fresh.moved[0])
+    for body, field in (({"expires_at": now + 60}, "task_ids"), ({"task_ids": [], "expires_at": now + 60}, "task_ids"),
+                        ({"task_ids": ["t"] * 201, "expires_at": now + 60}, "task_ids"),
+                        ({"task_ids": ["t"]}, "expires_at"), ({"task_ids": ["t"], "expires_at": now - 1}, "expires_at"),
+                        ({"task_ids": ["t"], "expires_at": now + 400 * 86_400}, "expires_at"),
+                        ({"task_ids": ["t"], "expires_at": "soon"}, "expires_at")):
+        answer = fresh.call(ANA, "POST", "/guest-grants", json=body)
+        assert answer.status_code == 400 and answer.json()["error"]["param"] == field, (body, answer.text)
+    no_key = httpx.post(f"{fresh.root}/dailies/v1/notifications/guest-grants", json={"task_ids": ["t"],
+                        "expires_at": now + 60}, timeout=30)
+    assert no_key.status_code == 401
+
+
+def test_a_grants_events_share_one_allowance_a_minute(fresh):
+    grant = grant_of(fresh, ANA, ["cgt-0301"])
+    answers = []
+    # At most two minute windows are crossed: a 429 comes within twice the allowance and one more.
+    for _ in range(2 * 30 + 1):
+        answers.append(guest_call(fresh, grant, kind="status", task_id="cgt-0301", status="approved", actor="Dee"))
+        if answers[-1].status_code == 429:
+            break
+    assert answers[-1].status_code == 429 and "Retry-After" in answers[-1].headers, answers[-1].text
+    assert {a.status_code for a in answers[:-1]} == {200}

@@ -249,8 +249,8 @@ def test_a_guests_comment_told_with_a_shares_grant_reaches_the_project_signed_as
     assert answer.status_code == 200 and answer.json() == {"reached": 2}, answer.text
     fresh.send_now()
     [posted] = wait_for(lambda: fresh.receiver.deliveries("/guest-slack"), "the Slack message", 60)
-    assert posted.json == {"text": "*Dailies · studio*\n• Ana (guest) commented on "
-                                   "<http://dailies.studio.example/review?task=cgt-0101|A kite>: the string is too thin"}
+    assert posted.json == {"text": "*Dailies · studio*\n• Ana (guest) commented on <http://dailies.studio.example"
+                                   "/review?task=cgt-0101|A kite>: the string is too thin"}
     [own] = wait_for(lambda: fresh.receiver.deliveries("/ana-own"), "Ana's own message", 60)
     [event] = own.json["events"]
     assert (event["actor"], event["task_id"]) == ("Ana (guest)", "cgt-0101")

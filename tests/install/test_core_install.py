@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 import zipfile
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 from PIL import Image
 
 from tests.support.processes import Serve
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -119,6 +121,10 @@ def test_the_cores_cli_uses_a_service(core, tmp_path):
         task_id = json.loads(created.stdout)["id"]
         got = _run([dailies, "get", task_id, "--json"], env=env, cwd=tmp_path)
         assert got.returncode == 0 and task_id in got.stdout, got.stderr
+        # The list shows [T - 7 days, T) to the second (spec 4.2): a list in the creation's own second
+        # rightly leaves the task out, so the test lists once that second has passed.
+        created_at = json.loads(got.stdout)["created_at"]
+        wait_for(lambda: time.time() >= created_at + 1, "the second after the task's creation", 10)
         listed = _run([dailies, "list"], env=env, cwd=tmp_path)
         assert listed.returncode == 0 and task_id in listed.stdout, listed.stderr
     finally:

@@ -21,6 +21,7 @@ from dailies.launcher import wait_until_up
 from dailies.log_format import JsonFormatter
 from tests.support.processes import Serve, Worker
 from tests.support.servers import free_port
+from tests.support.waiting import wait_for
 
 FIELDS = {"time", "level", "logger", "message"}
 
@@ -114,6 +115,8 @@ def test_serve_logs_json_lines_with_request_ids(tmp_path):
         request_id = answer.headers["x-request-id"]
         assert httpx.get(f"{serve.base_url}/contents/generations/tasks/nope", headers={
             "Authorization": "Bearer wrong"}).status_code == 401
+        wait_for(lambda: httpx.get(f"{serve.base_url}/contents/generations/tasks/{task_id}", headers={
+            "Authorization": f"Bearer {KEY}"}).json()["status"] != "queued", "the task's first move", 60)
     finally:
         assert serve.terminate(60) == 0
     entries = json_lines(serve.output())
@@ -121,6 +124,11 @@ def test_serve_logs_json_lines_with_request_ids(tmp_path):
     assert len(logged) == 1 and logged[0]["logger"] == "dailies.http" and f"/tasks/{task_id} -> 200" in \
         logged[0]["message"]
     assert all(e["request_id"] for e in entries if e["logger"] == "dailies.http")
+    # A task's state changes name it: the create (in its request) and every move after it.
+    [created] = [e for e in entries if e["message"].startswith(f"task {task_id} created")]
+    assert created["task_id"] == task_id and created["request_id"]
+    moved = [e for e in entries if e["message"].startswith(f"task {task_id} ->")]
+    assert moved and all(e.get("task_id") == task_id for e in moved), moved
 
 
 @pytest.mark.slow

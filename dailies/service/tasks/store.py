@@ -308,7 +308,8 @@ class TaskStore:
                     "project": values["project"], "key": idempotency_key, "body_hash": body_hash,
                     "task_id": row.id, "created_at": values["created_at"],
                 })
-            log.info("task %s created -> queued (project %s, model %s)", row.id, row.project, row.model)
+            log.info("task %s created -> queued (project %s, model %s)", row.id, row.project, row.model,
+                     extra={"task_id": row.id})  # a JSON log line names its task whatever the context
             if self.on_change:
                 self.on_change(conn, row)
         return Created(row)
@@ -330,7 +331,7 @@ class TaskStore:
 
     def _changed(self, conn: Connection, row: TaskRow, values: dict) -> None:
         log.info("task %s -> %s%s", row.id, values["status"],
-                 f" ({values['error_code']})" if values.get("error_code") else "")
+                 f" ({values['error_code']})" if values.get("error_code") else "", extra={"task_id": row.id})
         if self.on_change:
             self.on_change(conn, row)
 
@@ -506,7 +507,8 @@ class TaskStore:
                                          "rendering it); the task is not run again.",
                     }, tasks.c.heartbeat_at < limit, tasks.c.attempts >= max_attempts)
             if row is not None:
-                log.warning("task %s recovered from a worker that stopped beating -> %s", task_id, row.status)
+                log.warning("task %s recovered from a worker that stopped beating -> %s", task_id, row.status,
+                            extra={"task_id": task_id})
                 recovered.append(row)
         return recovered
 

@@ -79,6 +79,7 @@ def ask_notice_grant(client: Client, said: list[str]) -> NoticeGrant:
 
     return ask
 
+
 def new_share_id() -> str:
     """A share's public id (what lists and `dailies share revoke` name; never enough to open it)."""
     return secrets.token_hex(4)

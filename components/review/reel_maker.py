@@ -20,7 +20,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.common import live_start, pages, player
+from components.common import live_start, pages, player, thumbnails
 from components.common.shot_labels import labels_among_many
 from components.common.timecode_player import playable_url
 from components.review.card import short_id
@@ -92,9 +92,15 @@ def _frame(result: Result, now: float) -> str:
     return choice.url or ""
 
 
-def _order_list(picked: list[str], by_id: dict[str, Result], names: dict[str, str], now: float) -> list[str]:
-    """The picked versions in a list the person rearranges; the reel's order."""
-    rows = [OrderRow(t, names[t], _detail(by_id[t]), _frame(by_id[t], now)) for t in picked]
+def _order_list(picked: list[str], by_id: dict[str, Result], names: dict[str, str], now: float,
+                journal: Journal) -> list[str]:
+    """The picked versions in a list the person rearranges; the reel's order. A version without a last
+    frame shows its kept video's first (a thumbnail, made once; none while it is still being made)."""
+    frames = {t: _frame(by_id[t], now) for t in picked}
+    unframed = [t for t in picked if not frames[t] and VIDEO_NAME in by_id[t].kept]
+    if unframed:
+        frames |= thumbnails.thumbnails(journal, unframed, kept={t: by_id[t].kept for t in unframed})
+    rows = [OrderRow(t, names[t], _detail(by_id[t]), frames[t]) for t in picked]
     return reel_order(rows, key=ORDER_KEY)
 
 
@@ -221,7 +227,7 @@ def render_reel_maker(results: Sequence[Result], journal: Journal, client, now: 
     picked = st.multiselect("Versions in the reel", list(by_id), key=PICKED_KEY, format_func=lambda t: labels.get(t, t),
                             help="The approved versions are picked at first; the list below sets their order "
                                  "in the reel (drag a row, or use its ↑ ↓).")
-    order = _order_list(picked, by_id, names, now) if picked else []
+    order = _order_list(picked, by_id, names, now, journal) if picked else []
     left, middle, right, far = st.columns(4)
     slates = left.toggle("Slates", value=True, key=SLATES_KEY,
                          help="A 1.5 s card before each shot: shot, version, status, prompt excerpt, date")

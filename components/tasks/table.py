@@ -33,10 +33,9 @@ from collections.abc import Callable
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from components.common import charges, connection, data, keep
+from components.common import charges, connection, data, keep, thumbnails
 from components.common.browser_timezone import browser_timezone
 from components.common.stored_requests import stored_requests
-from components.tasks import thumbnails
 from components.tasks.filters import TaskFilters
 from components.tasks.rows import any_active, table_rows
 from components.tasks.state_keys import (

@@ -5,6 +5,8 @@ shot labels, each with its last frame when one is at hand, in the order the list
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -12,7 +14,9 @@ from streamlit.testing.v1 import AppTest
 
 from components.review.reel_order import arranged
 from dailies.journal import Journal
-from dailies.spec.results import LAST_FRAME_NAME
+from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
+from tests.support.hostile_media import small_mp4
+from tests.support.waiting import wait_for
 
 IDS = ["cgt-20261125000001-aaaa1", "cgt-20261125000002-bbbb2", "cgt-20261125000003-cccc3"]
 BOAT = "A paper boat drifting down a rain-soaked street at dusk, camera"
@@ -86,6 +90,28 @@ def test_the_picked_versions_are_rows_named_by_their_shot_labels_with_their_fram
     # A kept last frame is served by Streamlit; the second version has none, and says nothing false.
     assert all("/media/" in rows[t]["frame"] and rows[t]["frame"].endswith(".png") for t in (IDS[0], IDS[2]))
     assert rows[IDS[1]]["frame"] == ""
+
+
+
+def test_a_version_kept_without_a_last_frame_shows_its_videos_first_frame(page):
+    """A kept video and no last frame: the row shows a thumbnail of the video's first frame, made once
+    beside the page (a run may come before it is made; a later run has it)."""
+    journal = Journal(Path(os.environ["REEL_TEST_JOURNAL"]), database_url="", storage="")
+    try:
+        path = journal.keep_path(IDS[1], VIDEO_NAME)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(small_mp4())
+        journal.mark_kept(IDS[1], VIDEO_NAME, path)
+    finally:
+        journal.close()
+
+    def framed():
+        at = page.run()
+        assert not at.exception, [e.message for e in at.exception]
+        frame = {r["id"]: r["frame"] for r in shown(at)}[IDS[1]]
+        return frame if frame.startswith("data:image/jpeg;base64,") else None
+
+    wait_for(framed, "the thumbnail of the kept video", 60)
 
 
 def test_the_list_answers_the_order_and_picks_join_or_leave_it(page):

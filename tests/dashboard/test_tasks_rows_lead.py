@@ -13,7 +13,7 @@ from datetime import UTC
 import pytest
 from PIL import Image
 
-from components.tasks import thumbnails
+from components.common import thumbnails
 from components.tasks.rows import clock, frame_cell, status_cell, table_rows
 from dailies.journal import Journal
 from dailies.spec.models import TaskRecord

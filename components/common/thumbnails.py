@@ -1,4 +1,5 @@
-"""Thumbnails of kept copies for the task table's picture column: a JPEG WIDTH_PX wide, as a data URL.
+"""Thumbnails of kept copies (the task table's picture column, the reel order's rows): a JPEG WIDTH_PX wide,
+as a data URL.
 
 Each is made once per kept file by `dailies.review_report.thumbnail_from_kept` (the last frame where
 kept, else the video's first frame; a video opened only through `spec.media.open_untrusted`) and kept

@@ -204,10 +204,10 @@ def _present_live(ordered: list[Result], names: dict[str, str], journal: Journal
     """A live session on the reel's order: each version labelled as its slate names it."""
     if client is None:
         return
-    versions = version_labels(journal, ordered)
-    labelled = [(r.task_id, f"{names[r.task_id]} {versions.get(r.task_id, '')}".strip()) for r in ordered]
     if st.button("📡 Present this order live", key=PRESENT_LIVE_KEY,
                  help="A live session on these versions in this order: everyone who joins follows your player"):
+        versions = version_labels(journal, ordered)  # read only when asked, not on every run of the page
+        labelled = [(r.task_id, f"{names[r.task_id]} {versions.get(r.task_id, '')}".strip()) for r in ordered]
         outcome = live_start.start(client, labelled, f"Reel {time.strftime('%d %b %H:%M')}", journal.author)
         if isinstance(outcome, str):
             st.session_state[PRESENT_OUTCOME_KEY] = (st.error, outcome)

@@ -86,12 +86,12 @@ def render_share_panel(task_ids: list[str], journal: Journal, client: Client | N
         else:
             said: list[str] = []
             # What the guests comment is told to the project's notifications with this grant.
-            grant = ask_notice_grant(client, said) if client is not None and (allow_comments or allow_status) else None
+            asker = ask_notice_grant(client, said) if client is not None and (allow_comments or allow_status) else None
             try:
                 share, token = journal.create_share(ids, EXPIRIES[expiry], passphrase=passphrase or None,
                                                     allow_comments=allow_comments, allow_status=allow_status,
                                                     hide_prompt=hide_prompt, prompts=_prompts(journal, client, ids),
-                                                    notice_grant=grant)
+                                                    notice_grant=asker)
             except ValueError as exc:
                 st.error(f"Could not share: {exc}")
             else:

@@ -45,7 +45,6 @@ def _target_of(row) -> N.Target:
                     events=tuple(e for e in row.events.split(",") if e), owner=row.owner)
 
 
-
 # Read in every create's and every task end's transaction: built once (a statement's construction and
 # cache key cost more than SQLite's answer).
 _TARGETS_OF_PROJECT = (select(notification_targets).where(notification_targets.c.project == bindparam("project"))

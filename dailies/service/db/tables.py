@@ -166,7 +166,7 @@ live_sessions = Table(
     Column("seq", Integer, nullable=False),  # counts the state's changes: a follower asks for what is after
     Column("created_by", String, nullable=False),
     Column("created_at", Epoch, nullable=False),
-    Column("updated_at", Float, nullable=False),  # unix seconds with their fraction: the follow lag is measured on it
+    Column("updated_at", Float, nullable=False),  # unix seconds with their fraction, of the last change
     Column("ended_at", Epoch),
     Index("ix_live_sessions_project", "project", "created_at"),
 )
@@ -255,7 +255,7 @@ shown_requests = _one_value_per_key("shown_requests", "task_id", "answer", Text)
 upstream_keys = Table(
     "upstream_keys", metadata,
     Column("name", String, primary_key=True),
-    Column("priority", Integer, nullable=False),  # the lowest first, while it has room
+    Column("priority", Integer, nullable=False),  # lower first; a rate-limited key yields to the next
     Column("ciphertext", Text, nullable=False),  # the key, sealed with the service's secret
     Column("masked", String, nullable=False),
     Column("created_at", Epoch, nullable=False),

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -281,6 +281,31 @@ def wait_until_up(url: str, proc: subprocess.Popen, what: str, timeout: float = 
     raise RuntimeError(f"The {what} did not answer at {url} within {timeout:.0f} s.")
 
 
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent(parent: int) -> Callable[[], None] | None:
+    """Linux only: the child is sent SIGTERM when this process dies, even by SIGKILL (an OOM kill
+    or a test's kill left the dashboard's Streamlit serving on its port, an orphan nobody stops)."""
+    if not sys.platform.startswith("linux"):
+        return None
+
+    def arrange() -> None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # died before prctl took hold: nobody would be told
+            os._exit(1)
+
+    return arrange
+
+
+def start_child(command: list[str], env: Mapping[str, str], cwd: str | None = None) -> subprocess.Popen:
+    """A child of this launcher, stopped with it however it ends."""
+    return subprocess.Popen(command, env=env, cwd=cwd, preexec_fn=_die_with_parent(os.getpid()))  # noqa: PLW1509
+
+
 def stop_processes(procs: list[subprocess.Popen]) -> None:
     """Ask each to stop (SIGTERM), then kill what has not stopped within 10 s."""
     for proc in procs:
@@ -311,7 +336,7 @@ def serve_command(data_dir: Path, host: str, api_port: int, slots: int | None, t
 def run_child(command: list[str], env: dict[str, str]) -> int:
     """Run one child to its end and return its exit code; SIGTERM or Ctrl-C here stops it too (a process
     manager stopping `dailies dashboard` left its Streamlit serving, an orphan)."""
-    proc = subprocess.Popen(command, env=env)
+    proc = start_child(command, env)
 
     def pass_on(signum, _frame):
         with contextlib.suppress(ProcessLookupError):
@@ -363,9 +388,9 @@ def run_up(data_dir: Path, api_port: int, ui_port: int, host: str = "127.0.0.1",
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        procs.append(subprocess.Popen(serve_cmd, env=env))
+        procs.append(start_child(serve_cmd, env))
         wait_until_up(f"{api_url}/healthz", procs[0], "service")
-        procs.append(subprocess.Popen(ui_cmd, env=ui_env, cwd=str(data_dir)))
+        procs.append(start_child(ui_cmd, ui_env, cwd=str(data_dir)))
         wait_until_up(f"http://{host}:{ui_port}/_stcore/health", procs[1], "dashboard")
         record_running_dashboard(data_dir, RunningDashboard(f"http://{host}:{ui_port}", team,
                                                             sign_in_configured(data_dir), os.getpid(),

@@ -23,7 +23,7 @@ import pytest
 from dailies.launcher import wait_until_up
 from dailies.service.access import keys as key_store
 from dailies.service.callers import KeyOptions
-from tests.support.processes import Serve, stop_all
+from tests.support.processes import Serve, alive, children_of, stop_all
 from tests.support.servers import free_port
 from tests.support.waiting import wait_for
 
@@ -63,9 +63,12 @@ class Dashboard:
         wait_until_up(f"{self.url}/_stcore/health", self.proc, "dashboard", 120)
 
     def kill(self) -> None:
+        """SIGKILL, as an OOM kill; its Streamlit is told by the kernel and frees the port for start()."""
         assert self.proc is not None
+        streamlit = children_of(self.proc.pid)
         self.proc.kill()
         self.proc.wait(30)
+        wait_for(lambda: not any(alive(pid) for pid in streamlit), "the killed dashboard's Streamlit to stop", 60)
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -7,28 +7,15 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.support.processes import alive, children_of
 from tests.support.servers import free_port
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
-
-
-def _children(pid: int) -> list[int]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    return [int(p) for p in path.read_text().split()] if path.exists() else []
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state != "Z"  # a zombie has ended; only its parent's wait is missing
 
 
 def _healthy(url: str) -> bool:
@@ -50,13 +37,39 @@ def test_a_sigterm_to_dailies_dashboard_stops_its_streamlit(tmp_path):
         health = f"http://127.0.0.1:{port}/_stcore/health"
         wait_for(lambda: _healthy(health) or proc.poll() is not None, "the dashboard to answer", 120)
         assert proc.poll() is None, (tmp_path / "dashboard.log").read_text()
-        child = wait_for(lambda: _children(proc.pid), "the Streamlit child", 30)[0]
+        child = wait_for(lambda: children_of(proc.pid), "the Streamlit child", 30)[0]
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
-        wait_for(lambda: not _alive(child), "Streamlit to stop with its parent", 30)
+        wait_for(lambda: not alive(child), "Streamlit to stop with its parent", 30)
         assert not _healthy(health)
     finally:
         for pid in (proc.pid, child):
-            if pid is not None and _alive(pid):
+            if pid is not None and alive(pid):
                 os.kill(pid, signal.SIGKILL)
         log.close()
+
+
+LAUNCHER = """
+import sys
+from dailies.launcher import start_child
+child = start_child([sys.executable, "-c", "import time; time.sleep(120)"], {})
+print(child.pid, flush=True)
+child.wait()
+"""
+
+
+def test_a_launcher_killed_outright_takes_its_child_with_it():
+    """SIGKILL (an OOM kill) leaves no handler to run: the kernel tells the child (a stand-in for
+    Streamlit or `dailies serve`, both started by start_child), which stops instead of serving on."""
+    launcher = subprocess.Popen([sys.executable, "-c", LAUNCHER], stdout=subprocess.PIPE, text=True)
+    child = None
+    try:
+        child = int(launcher.stdout.readline())
+        assert alive(child)
+        launcher.kill()
+        launcher.wait(30)
+        wait_for(lambda: not alive(child), "the child to stop with its killed launcher", 30)
+    finally:
+        launcher.stdout.close()
+        if child is not None and alive(child):
+            os.kill(child, signal.SIGKILL)

@@ -17,6 +17,19 @@ from tests.support.servers import free_port
 _worker_logs = itertools.count(1)  # workers sharing a data directory each have a log of their own
 
 
+def children_of(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"  # a zombie has ended; only its parent's wait is missing
+
+
 def stop_all(processes) -> None:
     """Stop several processes at once: each shuts down (grace, connections) while the others do."""
     for process in processes:

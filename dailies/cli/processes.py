@@ -183,6 +183,7 @@ def uvicorn_server(app, args: argparse.Namespace):
     from uvicorn.config import LOGGING_CONFIG
 
     from dailies.service.api.forwarded import ForwardedHost
+    from dailies.service.api.server import NodeServer
 
     json_log = args.log_format == "json"
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", proxy_headers=True,
@@ -191,7 +192,7 @@ def uvicorn_server(app, args: argparse.Namespace):
                             log_config=None if json_log else LOGGING_CONFIG)
     config.load()
     config.loaded_app = ForwardedHost(config.loaded_app, config.forwarded_allow_ips)
-    return uvicorn.Server(config)
+    return NodeServer(config, app)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine, inspect, select, text
 
 from dailies.service.db import migrate
@@ -28,6 +27,7 @@ from dailies.service.db.schema import SERVICE
 from dailies.service.db.tables import tasks
 from tests.service.callbacks.receiver import Receiver
 from tests.support.legacy_schema import undo_after_0001
+from tests.support.metrics import scrape
 from tests.support.processes import Serve, Worker, stop_all
 from tests.support.servers import free_port
 from tests.support.waiting import wait_for
@@ -48,13 +48,6 @@ _names = itertools.count(1)
 
 def worker_pid(worker_id: str) -> int:
     return int(re.fullmatch(r".*-(\d+)-[0-9a-f]{6}-\d+", worker_id).group(1))
-
-
-def scrape(url: str) -> dict[tuple[str, tuple], float]:
-    """(sample name, sorted labels) -> value, of a /metrics page (parsed by prometheus_client)."""
-    body = httpx.get(url, timeout=10).text
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(body) for s in family.samples}
 
 
 @pytest.fixture(scope="module")

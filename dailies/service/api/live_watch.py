@@ -11,8 +11,10 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 from fastapi import Request
+from prometheus_client import Gauge
 
 from dailies.service.errors import ApiError
 
@@ -33,14 +35,28 @@ class TooManyFollowers(ApiError):
 
 class LiveWatch:
     def __init__(self, seq_of: Callable[[str], int | None], poll_s: float = POLL_S,
-                 max_waiters: int = MAX_WAITERS) -> None:
+                 max_waiters: int = MAX_WAITERS, gauge: Gauge | None = None) -> None:
         self.seq_of = seq_of  # a session's seq from the database (blocking: run in a thread)
+        self.gauge = gauge  # how many wait, on /metrics
         self.poll_s = poll_s
         self.max_waiters = max_waiters
         self.waiting: Counter[str] = Counter()
         self.seen: dict[str, int] = {}  # the latest seq this process knows, for sessions waited on
         self.changed: dict[str, asyncio.Event] = {}
         self.pollers: dict[str, asyncio.Task] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stopping = False  # the node is shutting down: nobody waits any more
+
+    def release_all(self) -> None:
+        """Answer every waiter now and let none wait again: a node stopping would otherwise wait for each
+        long poll (up to 25 s) before its shutdown could go on. Safe from a signal handler."""
+        self.stopping = True
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self._wake_all)
+
+    def _wake_all(self) -> None:
+        for session_id in list(self.changed):
+            self._wake(session_id)
 
     def posted(self, session_id: str, seq: int | None = None) -> None:
         """A change made on this node: its waiters are answered now."""
@@ -57,14 +73,17 @@ class LiveWatch:
         """Return once the session's seq is past `after`, or `seconds` later."""
         if self.waiting[session_id] >= self.max_waiters:
             raise TooManyFollowers(self.max_waiters)
+        self.loop = asyncio.get_running_loop()
         self.waiting[session_id] += 1
+        if self.gauge is not None:
+            self.gauge.inc()
         try:
             poller = self.pollers.get(session_id)
             if poller is None or poller.done():
                 self.pollers[session_id] = asyncio.create_task(self._poll(session_id))
             loop = asyncio.get_running_loop()
             deadline = loop.time() + seconds
-            while self.seen.get(session_id, -1) <= after:
+            while self.seen.get(session_id, -1) <= after and not self.stopping:
                 left = deadline - loop.time()
                 if left <= 0:
                     return
@@ -74,6 +93,8 @@ class LiveWatch:
                 except TimeoutError:
                     return
         finally:
+            if self.gauge is not None:
+                self.gauge.dec()
             self.waiting[session_id] -= 1
             if self.waiting[session_id] <= 0:
                 del self.waiting[session_id]
@@ -95,9 +116,18 @@ class LiveWatch:
             self.seen.pop(session_id, None)
 
 
+def release_waiters(app: Any) -> None:
+    """The app's followers answered at once (the node is stopping)."""
+    watch = getattr(app.state, "live_watch", None)
+    if watch is not None:
+        watch.release_all()
+
+
 def watch_of(request: Request) -> LiveWatch:
     """The app's watch (one per app: each has its own event loop)."""
     watch = getattr(request.app.state, "live_watch", None)
     if watch is None:
-        watch = request.app.state.live_watch = LiveWatch(request.app.state.services.live.seq)
+        services = request.app.state.services
+        watch = request.app.state.live_watch = LiveWatch(services.live.seq,
+                                                         gauge=services.metrics.live_followers_waiting)
     return watch

@@ -139,6 +139,8 @@ class Metrics:
                                      "(429 RateLimitExceeded.*), bad requests", ["status", "code"], registry=r)
         self.upstream_keys_set_aside = Gauge("dailies_upstream_keys_set_aside", "Upstream keys this process set "
                                              "aside after a 401/403", registry=r)
+        self.live_followers_waiting = Gauge("dailies_live_followers_waiting", "Followers' players waiting on this "
+                                            "process for a live session's next state (long polls)", registry=r)
         self.request_durations: RequestDurations | None = None  # an API node's (`serve_requests`)
         for dep in Dependency:
             self.dependency_up.labels(str(dep)).set(1)

@@ -37,13 +37,15 @@ class LiveService:
 
 
 def start_live_service(data_dir: Path, workers: int = 1, api_keys: dict[str, str] | None = None,
-                       upstream_calls_back: bool = False, generator=None, gateway=None, **settings) -> LiveService:
+                       upstream_calls_back: bool = False, generator=None, gateway=None, port: int | None = None,
+                       **settings) -> LiveService:
     """`api_keys` maps keys to projects (default: API_KEY in project "tests"); the first key is the
     one `LiveService.api_key` names. `upstream_calls_back`: a gateway whose upstream is given its own
     address for callbacks (as `--public-url` does). `generator`: another renderer than the preview's;
-    `gateway`: makes a gateway's forwarding generator from the hooks the service gives it."""
+    `gateway`: makes a gateway's forwarding generator from the hooks the service gives it. `port`: the
+    port of a service stopped before, to start it again where its clients know it."""
     api_keys = api_keys or {API_KEY: "tests"}
-    port = free_port()
+    port = port or free_port()
     if upstream_calls_back:
         settings["upstream_callback_url"] = f"http://127.0.0.1:{port}"
     # Receivers, and a gateway's own address for its upstream's callbacks, are on loopback.

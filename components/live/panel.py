@@ -166,10 +166,15 @@ def _presenter_tools(client: Client, session: LiveSession, person: str, people: 
     with hand:
         st.selectbox("Hand over to", others, key=HANDOVER_KEY.format(session.id), index=None,
                      placeholder="Someone of the project" if others else "Nobody else is named in this project")
-    hand.button("Hand over", key=HANDOVER_BUTTON_KEY.format(session.id), icon=":material/swap_horiz:",
-                disabled=not others, on_click=_hand_over, args=(client, session.id, person))
-    end.button("End session", key=END_KEY.format(session.id), icon=":material/stop_circle:",
-               on_click=_end, args=(client, session.id))
+    # The buttons' own values, not on_click: the first click on a page whose dashboard process was
+    # restarted runs in a new Streamlit session, which knows no callback of the old one.
+    if hand.button("Hand over", key=HANDOVER_BUTTON_KEY.format(session.id), icon=":material/swap_horiz:",
+                   disabled=not others):
+        _hand_over(client, session.id, person)
+        st.rerun()
+    if end.button("End session", key=END_KEY.format(session.id), icon=":material/stop_circle:"):
+        _end(client, session.id)
+        st.rerun()
     problem = st.session_state.pop(PROBLEM_KEY, None)
     if problem:
         st.error(problem)

@@ -22,7 +22,8 @@ BACK_RERUN_SCRIPT = 11
 
 RUN_TRACKER = Template("""(() => {
   if (window.__dailiesRuns) return;
-  const runs = window.__dailiesRuns = { open: false, running: false, asked: false, started: 0, changed: Date.now() };
+  const runs = window.__dailiesRuns = { open: false, opened: 0, running: false, asked: false, started: 0,
+                                       changed: Date.now() };
   const note = () => { runs.changed = Date.now(); };
   // The top-level fields of a protobuf message: [field number, wire type, start, end] of each value.
   function fields(bytes) {
@@ -60,7 +61,7 @@ RUN_TRACKER = Template("""(() => {
   class Tracked extends Native {
     constructor(...args) {
       super(...args);
-      this.addEventListener("open", () => { runs.open = true; note(); });
+      this.addEventListener("open", () => { runs.open = true; runs.opened += 1; note(); });
       this.addEventListener("close", () => { runs.open = false; note(); });
       this.addEventListener("message", (e) => received(e.data));
     }

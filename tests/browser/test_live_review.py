@@ -211,9 +211,13 @@ def test_three_people_review_behind_a_presenter_across_two_dashboards(browser, s
 
         # Ana's dashboard process dies and comes back: the session goes on from where it was.
         seq_before = int(ana.evaluate(f"() => {{ {SHADOW} return q('.tp')[0].dataset.liveSeq; }}") or 0)
+        connections = ana.evaluate("() => window.__dailiesRuns.opened")
         dash_a.kill()
         dash_a.start()
-        ana.get_by_role("radiogroup").wait_for(timeout=60_000)  # the page is back, reconnected
+        # The page shows its last elements while it reconnects, and a click then goes nowhere: wait for
+        # its WebSocket to the new process (which runs nothing until she acts: her player goes on).
+        ana.wait_for_function("(n) => window.__dailiesRuns.open && window.__dailiesRuns.opened > n",
+                              arg=connections, timeout=60_000)
         until(ana, "Ana presenting again", lambda s: s["role"] == "present" and s["ready"] >= 1, timeout=60)
         ana.evaluate(f"() => {{ {SHADOW} const v = q('.tp video')[0]; v.pause(); v.currentTime = 12.5 / 24; }}")
         for name, tab in followers.items():

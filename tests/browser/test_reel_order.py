@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from dailies.journal import Journal, Submission
+from tests.support.live_service import wait_until_listed
 
 from .ui import open_page, pick, screenshot, settle
 
@@ -41,6 +42,7 @@ def test_the_last_row_dragged_to_the_top_starts_the_reel(page, product, tmp_path
     with product.client() as client:
         ids = [client.tasks.create(body).id for body in bodies]
         records = [client.wait(task_id, timeout=120, poll_interval=0.2) for task_id in ids]
+        wait_until_listed(product.api_url, product.api_key, set(ids))  # the reel maker lists (spec 4.2)
         last_frames = {}
         for record in records:
             path = client.download(record.content.last_frame_url, tmp_path / f"{record.id}.png")

@@ -13,6 +13,7 @@ import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from dailies.journal import Journal, Scope
+from tests.support.live_service import wait_until_listed
 from tests.support.waiting import wait_for
 
 from .ui import COMPONENT_QUERY as SHADOW
@@ -59,6 +60,7 @@ def test_a_star_and_a_status_leaving_the_filter_rerun_the_card_alone(page, produ
         task_id = client.tasks.create({"model": "doubao-seedance-2-0-260128", "resolution": "480p", "duration": 4,
                                        "ratio": "9:16", "content": [{"type": "text", "text": "a card of its own"}]}).id
         client.wait(task_id, timeout=120, poll_interval=0.2)
+    wait_until_listed(product.api_url, product.api_key, {task_id})  # Review lists from the next second (spec 4.2)
     journal = Journal(product.data_dir / "dashboard" / "journal.sqlite3")
     project = json.loads((product.data_dir / "keys.json").read_text())["keys"][0]["project"]
     bo = journal.scoped(Scope.of_project(product.api_url, project, author="Bo"))

@@ -20,6 +20,7 @@ from dailies.service.access import keys as key_store
 from dailies.service.callers import KeyOptions
 
 from ..cli.running import run
+from ..support.live_service import wait_until_listed
 from ..support.smtp_server import smtp_server
 from .conftest import running_product
 from .test_e2e import submit_one
@@ -170,6 +171,9 @@ def test_a_creative_and_a_reviewer_review_a_shot_together(browser, studio, mail,
         with product.client() as client:
             client.wait(second, timeout=180, poll_interval=0.3)
         assert journal.shot_links([second])[second].shot_id == first
+        # A list shows [T - 7 days, T) to the second (spec 4.2): a small render can end within its task's
+        # own second, and Review opened then rightly leaves it out. Bo opens it once the list has it.
+        wait_until_listed(product.api_url, keys["Bo"], {second})
 
         # Bo's Review: one card for the shot, v2 on top, v1 below it in the picker; Bo approves v2.
         open_page(bo, product, "/review")

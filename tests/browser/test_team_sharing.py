@@ -13,6 +13,7 @@ import pytest
 
 from dailies.client import Client
 from dailies.service.access import keys as key_store
+from tests.support.live_service import wait_until_listed
 
 from .conftest import Product, running_product
 from .ui import DEEP_QUERY, grid_rows, open_page, screenshot, set_status, settle, status_shown
@@ -43,6 +44,7 @@ def team(tmp_path_factory, chromium_path) -> tuple[Product, Person, Person]:
             with Client(base_url=product.api_url, api_key=person.key) as client:
                 person.task_id = client.tasks.create({**SMALL, "content": [{"type": "text", "text": person.prompt}]}).id
                 client.wait(person.task_id, timeout=180, poll_interval=0.3)
+            wait_until_listed(product.api_url, person.key, {person.task_id})  # listed a second on (spec 4.2)
         yield product, alpha, bravo
 
 

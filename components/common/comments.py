@@ -9,6 +9,7 @@ from typing import Any
 
 import streamlit as st
 
+from components.common import actions
 from components.common.markdown_text import markdown_text
 from components.common.records import format_time
 from components.common.timecode_player import format_timecode
@@ -41,8 +42,8 @@ def timecode_button(comment: Comment, key: str, on_click: Callable[..., None], a
     (none without a timecode)."""
     if is_timecode(comment.timecode):  # none, or a stored one no video has (read as none by the journal)
         where = "its frame" if comment.frame is not None else "here"
-        st.button(format_timecode(comment.timecode), key=key, type="secondary", icon=":material/play_arrow:",
-                  on_click=on_click, args=args, help=f"Show {where}", width="content")
+        actions.button(format_timecode(comment.timecode), key=key, type="secondary", icon=":material/play_arrow:",
+                       on_click=on_click, args=args, help=f"Show {where}", width="content")
 
 
 def seek_request(comment: Comment) -> dict[str, Any]:

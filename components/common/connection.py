@@ -24,7 +24,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.common import browser_cookie, identity, outbound, pages, signin
+from components.common import actions, browser_cookie, identity, outbound, pages, signin
 from components.common.remembered_keys import FILE_NAME as REMEMBERED_KEYS_FILE
 from components.common.remembered_keys import MAX_AGE_S, RememberedKeys
 from components.common.state_keys import (
@@ -344,8 +344,8 @@ def journal() -> Journal:
         st.warning(f"Your project's journal cannot be opened now: the service at {conn.base_url} does not say "
                    f"which project this key is in ({answer.problem}). Nothing you do here would reach your "
                    f"project, so the page waits: try again in a few seconds.")
-        st.button("Try again", icon="🔄", key=IDENTITY_RETRY_KEY, on_click=identity.ask_again,
-                  args=(conn.cache_id,))
+        actions.button("Try again", icon="🔄", key=IDENTITY_RETRY_KEY, on_click=identity.ask_again,
+                       args=(conn.cache_id,))
         st.stop()
     return _person_journal(conn, answer)
 

@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from components.common import data, pages
+from components.common import actions, data, pages
 from components.common.shot_labels import distinct_labels
 from components.compose import render_watch
 from components.compose.body import FormValues, Plan, idempotency_key
@@ -47,8 +47,8 @@ def render(plan: Plan, values: FormValues, client: Client | None, journal: Journ
                         key=SUBMIT_KEY, type="primary", icon=":material/send:", width="stretch",
                         disabled=sent or not plan.ok or client is None)
     if sent:
-        st.button("Send the same again (another take)", key=AGAIN_KEY, icon=":material/replay:",
-                  on_click=lambda: st.session_state.pop(SENT_KEY, None))
+        actions.button("Send the same again (another take)", key=AGAIN_KEY, icon=":material/replay:",
+                       on_click=lambda: st.session_state.pop(SENT_KEY, None))
     if plan.mistakes:
         st.caption("Submit stays off until every problem above is fixed: nothing is sent before that.")
     if clicked and plan.ok and client is not None:

@@ -8,7 +8,7 @@ from datetime import tzinfo
 
 import streamlit as st
 
-from components.common import pages
+from components.common import actions, pages
 from components.common.markdown_text import markdown_text
 from components.common.mention_box import service_members
 from components.common.records import format_time
@@ -29,8 +29,8 @@ def render(journal: Journal, tz: tzinfo) -> None:
                                     label_visibility="collapsed") or "Unread"
         st.caption(f"{waiting} unread of {len(items)} in the last 30 days, for **{markdown_text(person)}**")
         if waiting:
-            st.button("Mark all read", icon=":material/done_all:", key=ALL_READ_KEY, type="tertiary",
-                      on_click=_mark_all_read, args=(journal, person))
+            actions.button("Mark all read", icon=":material/done_all:", key=ALL_READ_KEY, type="tertiary",
+                           on_click=_mark_all_read, args=(journal, person))
     shown = [item for item in items if show == "All" or not item.read]
     if not shown:
         st.info("Nothing waiting for you. Mentions (@your name), replies to your comments, notes and statuses on "
@@ -60,8 +60,8 @@ def _item(journal: Journal, person: str, item: InboxItem, submission, tz: tzinfo
                 if not pages.switch_to(pages.REVIEW, query):  # the page alone, without the router
                     pages.link(pages.REVIEW, "Open on Review", query=query)
             if not item.read:
-                st.button("✓", key=READ_KEY.format(item.id), type="tertiary", help="Mark read",
-                          on_click=_mark_read, args=(journal, person, item.id))
+                actions.button("✓", key=READ_KEY.format(item.id), type="tertiary", help="Mark read",
+                               on_click=_mark_read, args=(journal, person, item.id))
 
 
 def _mark_read(journal: Journal, person: str, item_id: str) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from components.common import dailies_only, live_start, members, pages
+from components.common import actions, dailies_only, live_start, members, pages
 from components.common.identity import is_unnamed
 from components.common.shot_labels import labels_among_many
 from components.common.stored_requests import stored_requests
@@ -63,8 +63,8 @@ def lobby(client: Client, cache_id: str, journal: Journal, person: str, recent: 
     st.multiselect("Versions to review", list(labels), key=PICK_KEY, format_func=labels.__getitem__,
                    max_selections=MAX_VERSIONS, placeholder="Choose the versions, in the order to show them")
     st.text_input("Title", key=TITLE_KEY, placeholder="Dailies", max_chars=200)
-    st.button("Start presenting", key=START_KEY, icon=":material/cast:", type="primary",
-              disabled=not st.session_state.get(PICK_KEY), on_click=_start, args=(client, person, labels))
+    actions.button("Start presenting", key=START_KEY, icon=":material/cast:", type="primary",
+                   disabled=not st.session_state.get(PICK_KEY), on_click=_start, args=(client, person, labels))
     problem = st.session_state.pop(PROBLEM_KEY, None)
     if problem:
         st.error(problem)
@@ -166,15 +166,10 @@ def _presenter_tools(client: Client, session: LiveSession, person: str, people: 
     with hand:
         st.selectbox("Hand over to", others, key=HANDOVER_KEY.format(session.id), index=None,
                      placeholder="Someone of the project" if others else "Nobody else is named in this project")
-    # The buttons' own values, not on_click: the first click on a page whose dashboard process was
-    # restarted runs in a new Streamlit session, which knows no callback of the old one.
-    if hand.button("Hand over", key=HANDOVER_BUTTON_KEY.format(session.id), icon=":material/swap_horiz:",
-                   disabled=not others):
-        _hand_over(client, session.id, person)
-        st.rerun()
-    if end.button("End session", key=END_KEY.format(session.id), icon=":material/stop_circle:"):
-        _end(client, session.id)
-        st.rerun()
+    actions.button("Hand over", key=HANDOVER_BUTTON_KEY.format(session.id), icon=":material/swap_horiz:",
+                   disabled=not others, on_click=_hand_over, args=(client, session.id, person), where=hand)
+    actions.button("End session", key=END_KEY.format(session.id), icon=":material/stop_circle:",
+                   on_click=_end, args=(client, session.id), where=end)
     problem = st.session_state.pop(PROBLEM_KEY, None)
     if problem:
         st.error(problem)

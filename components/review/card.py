@@ -12,7 +12,7 @@ from datetime import tzinfo
 
 import streamlit as st
 
-from components.common import charges, notices, pages, player
+from components.common import actions, charges, notices, pages, player
 from components.common.comments import player_seek, timeline_marks
 from components.common.markdown_text import markdown_text
 from components.common.records import format_time, length_text, model_as_written
@@ -85,8 +85,8 @@ def _left_the_view(journal: Journal, task_id: str) -> bool:
         return False
     st.markdown(f"**{short_id(task_id)}** is now **{STATUS_LABELS.get(left[0], left[0])}**: it leaves this view "
                 "on the next refresh.")
-    st.button("Undo", key=UNDO_KEY.format(task_id), icon=":material/undo:", on_click=_undo_status,
-              args=(journal, task_id))
+    actions.button("Undo", key=UNDO_KEY.format(task_id), icon=":material/undo:", on_click=_undo_status,
+                   args=(journal, task_id))
     return True
 
 
@@ -249,9 +249,9 @@ def card(journal: Journal, shot: Shot, now: float, tz: tzinfo, client=None, cach
                                               format_func=lambda t: version_label(shot, t),
                                               label_visibility="collapsed") or ids[0]
                 if shot.number_of(chosen) > 1:
-                    st.button("⇆ Compare", key=COMPARE_PREV_KEY.format(chosen), type="tertiary", width="content",
-                              on_click=_compare_with_previous, args=(shot, chosen),
-                              help="With the previous version, side by side and in sync")
+                    actions.button("⇆ Compare", key=COMPARE_PREV_KEY.format(chosen), type="tertiary", width="content",
+                                   on_click=_compare_with_previous, args=(shot, chosen),
+                                   help="With the previous version, side by side and in sync")
         result = next(r for r in shot.versions if r.task_id == chosen)
         if _left_the_view(journal, chosen):
             return

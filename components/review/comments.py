@@ -11,7 +11,7 @@ from datetime import tzinfo
 
 import streamlit as st
 
-from components.common import notices
+from components.common import actions, notices
 from components.common.comments import said, seek_request, timecode_button
 from components.common.mention_box import mention_completion, people_of
 from components.common.timecode_player import format_timecode
@@ -106,11 +106,11 @@ def render(journal: Journal, task_id: str, comments: list[Comment], tz: tzinfo,
                     said(comment, depth, tz)
                 with st.container(horizontal=True, gap="xsmall", vertical_alignment="center", width="content"):
                     timecode_button(comment, TIMECODE_KEY.format(comment.id), _seek, (task_id, comment))
-                    st.button("Reply", key=REPLY_KEY.format(comment.id), type="tertiary", width="content",
-                              on_click=_reply, args=(task_id, comment.id))
-                    st.button("Reopen" if comment.resolved else "Resolve", key=RESOLVE_KEY.format(comment.id),
-                              type="tertiary", width="content", on_click=_resolve,
-                              args=(journal, comment, on_change))
+                    actions.button("Reply", key=REPLY_KEY.format(comment.id), type="tertiary", width="content",
+                                   on_click=_reply, args=(task_id, comment.id))
+                    actions.button("Reopen" if comment.resolved else "Resolve", key=RESOLVE_KEY.format(comment.id),
+                                   type="tertiary", width="content", on_click=_resolve,
+                                   args=(journal, comment, on_change))
 
 
 def form(journal: Journal, task_id: str, comments: list[Comment], on_change: Callable[[], None]) -> None:
@@ -134,13 +134,13 @@ def form(journal: Journal, task_id: str, comments: list[Comment], on_change: Cal
         if problem:
             st.caption(f":red[{problem}]")
         with st.container(horizontal=True, gap="small"):
-            st.button("Post", key=POST_KEY.format(task_id), on_click=_post, args=(journal, task_id, on_change),
-                      type="primary", width="content")
+            actions.button("Post", key=POST_KEY.format(task_id), on_click=_post, args=(journal, task_id, on_change),
+                           type="primary", width="content")
             if pinned is not None:
-                st.button(f"✖ not at {format_timecode(pinned)}", key=UNPIN_KEY.format(task_id), type="tertiary",
-                          on_click=_unpin, args=(task_id,), width="content")
+                actions.button(f"✖ not at {format_timecode(pinned)}", key=UNPIN_KEY.format(task_id), type="tertiary",
+                               on_click=_unpin, args=(task_id,), width="content")
             if replying is not None:
-                st.button("✖ not a reply", key=NO_REPLY_KEY.format(task_id), type="tertiary",
-                          on_click=_reply, args=(task_id, None), width="content")
+                actions.button("✖ not a reply", key=NO_REPLY_KEY.format(task_id), type="tertiary",
+                               on_click=_reply, args=(task_id, None), width="content")
         st.html(_FOCUS.format(key=COMMENT_KEY.format(task_id).replace(".", "-")), unsafe_allow_javascript=True)
         mention_completion(COMMENT_KEY.format(task_id), people_of(journal))

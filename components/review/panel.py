@@ -18,7 +18,7 @@ from datetime import tzinfo
 import pandas as pd
 import streamlit as st
 
-from components.common import connection, data, keep, player
+from components.common import actions, connection, data, keep, player
 from components.common.address import from_address, to_address
 from components.common.markdown_text import markdown_text
 from components.common.records import format_time, length_text, model_as_written, tokens
@@ -197,8 +197,8 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
     from_address(COMPARE_KEY, "compare", lambda v: [t for t in v.split(",") if t in by_id][:COMPARE_MAX] or None)
     cols = st.columns([2, 2, 3, 4, 1.4], vertical_alignment="bottom")
     with cols[4]:
-        st.button("⟳ Refresh", key=REFRESH_KEY, on_click=_list_anew,
-                  help=f"List the service's results again (otherwise read at most {data.LIST_MAX_AGE_S} s apart, "
+        actions.button("⟳ Refresh", key=REFRESH_KEY, on_click=_list_anew,
+                       help=f"List the service's results again (otherwise read at most {data.LIST_MAX_AGE_S} s apart, "
                        "and at once after a submission or a deletion from this dashboard).")
     with cols[0]:
         inbox = st.selectbox("Show", list(INBOX_FILTERS), format_func=INBOX_FILTERS.get, key=INBOX_KEY,
@@ -232,8 +232,8 @@ def render(client: Client | None, journal: Journal, tz: tzinfo, now: float | Non
         to_address("compare", ",".join(chosen) if chosen else None)
         if batch_ids is not None:
             in_batch = [s.newest.task_id for s in shown][:COMPARE_MAX]
-            st.button("Compare this batch", key=COMPARE_BATCH_KEY, disabled=len(in_batch) < 2,
-                      on_click=lambda: st.session_state.update({COMPARE_KEY: in_batch}))
+            actions.button("Compare this batch", key=COMPARE_BATCH_KEY, disabled=len(in_batch) < 2,
+                           on_click=lambda: st.session_state.update({COMPARE_KEY: in_batch}))
     chosen = [t for t in chosen if t in by_id]
     compared = [by_id[t] for t in chosen] if len(chosen) >= 2 else []
     # Drawn here, filled below: its prompts and costs are read with the page's cards, in one go.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.common import notices
+from components.common import actions, notices
 from components.review.results import gather
 from components.review.state_keys import KEYS_KEY, PINNED_KEY, POSITION_KEY
 from dailies.journal import Journal
@@ -62,14 +62,14 @@ def render_review_keys(journal: Journal, task_id: str, online: bool) -> None:
     """The buttons and the shortcuts' list, on one row."""
     with st.container(horizontal=True, gap="small", vertical_alignment="center", key=KEYS_KEY):
         for status, label, key in VERDICTS:
-            st.button(label, key=f"{KEYS_KEY}.{status}", shortcut=key, on_click=_verdict,
-                      args=(journal, task_id, status), width="content")
-        st.button("💬 Comment here", key=f"{KEYS_KEY}.comment", shortcut=COMMENT_HERE, on_click=_comment_here,
-                  args=(task_id,), width="content")
-        st.button("← Previous shot", key=f"{KEYS_KEY}.previous", shortcut=PREVIOUS, on_click=_go,
-                  args=(journal, task_id, -1, online), type="tertiary", width="content")
-        st.button("Next shot →", key=f"{KEYS_KEY}.next", shortcut=NEXT, on_click=_go,
-                  args=(journal, task_id, 1, online), type="tertiary", width="content")
+            actions.button(label, key=f"{KEYS_KEY}.{status}", shortcut=key, on_click=_verdict,
+                           args=(journal, task_id, status), width="content")
+        actions.button("💬 Comment here", key=f"{KEYS_KEY}.comment", shortcut=COMMENT_HERE, on_click=_comment_here,
+                       args=(task_id,), width="content")
+        actions.button("← Previous shot", key=f"{KEYS_KEY}.previous", shortcut=PREVIOUS, on_click=_go,
+                       args=(journal, task_id, -1, online), type="tertiary", width="content")
+        actions.button("Next shot →", key=f"{KEYS_KEY}.next", shortcut=NEXT, on_click=_go,
+                       args=(journal, task_id, 1, online), type="tertiary", width="content")
         with st.popover("⌨️", help="Keyboard shortcuts"):
             st.markdown("\n".join([*(f"- **{key}** {label.split(' ', 1)[1]}" for _, label, key in VERDICTS),
                                    f"- **{COMMENT_HERE}** comment here (where the player stopped)",

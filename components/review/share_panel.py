@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
+from components.common import actions
 from components.common.keep import LinkExpired, keep_result
 from components.common.markdown_text import markdown_text
 from components.common.shares import NO_SHARES_HERE, guests_stay_guests
@@ -128,5 +129,5 @@ def _list(journal: Journal, key: str) -> None:
                         f"{len(share.task_ids)} version(s)"
                         + (f" · {', '.join(flags)}" if flags else ""))
         with cols[1]:
-            st.button("Revoke", key=f"{key}.revoke.{share.id}", disabled=state == ShareState.REVOKED,
-                      on_click=_revoke, args=(journal, share.id))
+            actions.button("Revoke", key=f"{key}.revoke.{share.id}", disabled=state == ShareState.REVOKED,
+                           on_click=_revoke, args=(journal, share.id))

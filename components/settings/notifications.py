@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.common import dailies_only
+from components.common import actions, dailies_only
 from components.settings.state_keys import (
+    NOTIFY_ADD_KEY,
     NOTIFY_ADDRESS_KEY,
     NOTIFY_EVENTS_KEY,
     NOTIFY_FOR_KEY,
@@ -55,8 +56,8 @@ def _row(client: Client, target: NotificationTarget) -> None:
     text, remove = st.columns([6, 1], vertical_alignment="center")
     events = ", ".join(EVENT_TITLES.get(e, e).lower() for e in target.events)
     text.markdown(f"{KIND_TITLES.get(target.kind, target.kind)} · `{target.address}`  \n{events}")
-    remove.button("Remove", key=NOTIFY_REMOVE_KEY.format(target.id), icon=":material/delete:",
-                  on_click=_remove, args=(client, target.id))
+    actions.button("Remove", key=NOTIFY_REMOVE_KEY.format(target.id), icon=":material/delete:",
+                   on_click=_remove, args=(client, target.id), where=remove)
 
 
 def _form(client: Client, person: str, kinds: list[str], email: bool) -> None:
@@ -72,7 +73,7 @@ def _form(client: Client, person: str, kinds: list[str], email: bool) -> None:
                        default=PERSONAL_FIRST, help="For yourself: mentions of you, replies to your comments, "
                        "and what happens to the shots and tasks you made. For the project: every comment, status, "
                        "task and budget.")
-        st.form_submit_button("Add", on_click=_add, args=(client, person))
+        actions.form_submit_button("Add", key=NOTIFY_ADD_KEY, on_click=_add, args=(client, person))
 
 
 def _add(client: Client, person: str) -> None:

@@ -13,7 +13,7 @@ from datetime import tzinfo
 
 import streamlit as st
 
-from components.common import connection, outbound, player
+from components.common import actions, connection, outbound, player
 from components.common import countdown as cd
 from components.common.markdown_text import markdown_text
 from components.common.records import format_time, length_text, model_as_written, tokens
@@ -105,7 +105,7 @@ def render(client: Client | None, journal: Journal, task_id: str, tz: tzinfo,
     emoji = STATUS_EMOJI.get(record.status, "") if record else "❔"
     head[0].subheader(f"{emoji} {task_id}", anchor=False)
     if on_close is not None:
-        head[1].button("✖ Close", key=f"{key_prefix}.close", on_click=on_close)
+        actions.button("✖ Close", key=f"{key_prefix}.close", on_click=on_close, where=head[1])
     task_actions.show_flash()
     if loaded.problem and (record or kept):
         st.info(loaded.problem + (" Showing the last record this dashboard saw." if record else ""))

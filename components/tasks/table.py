@@ -33,7 +33,7 @@ from collections.abc import Callable
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from components.common import charges, connection, data, keep, thumbnails
+from components.common import actions, charges, connection, data, keep, thumbnails
 from components.common.browser_timezone import browser_timezone
 from components.common.stored_requests import stored_requests
 from components.tasks.filters import TaskFilters
@@ -195,8 +195,8 @@ def _table(client: Client, journal: Journal, filters: TaskFilters, refreshing: b
         summary += f" · ⟳ refreshing every {REFRESH_SECONDS} s while tasks are queued or running"
     head = st.container(horizontal=True, vertical_alignment="center")
     # Without queued or running rows nothing refreshes by itself: new tasks show on demand.
-    head.button("⟳ Refresh", key=REFRESH_KEY, on_click=_ask_refresh,
-                help="List again (a fragment rerun: filters and selection stay).")
+    actions.button("⟳ Refresh", key=REFRESH_KEY, on_click=_ask_refresh,
+                   help="List again (a fragment rerun: filters and selection stay).", where=head)
     head.markdown(summary)
     above = st.container()
     if not records:

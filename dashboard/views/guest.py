@@ -22,7 +22,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.common import connection, notices, shares
+from components.common import actions, connection, notices, shares
 from components.common.comments import player_seek, said, seek_request, timecode_button, timeline_marks
 from components.common.markdown_text import markdown_text
 from components.common.timecode_player import format_timecode, timecode_player
@@ -253,11 +253,11 @@ def _thread(guest, task_id: str) -> None:
     st.text_area("Comment", key=COMMENT_KEY.format(task_id), max_chars=5000, disabled=not named,
                  placeholder=f"Your comment{at}" if named else "Type your name above to comment")
     with st.container(horizontal=True, gap="small"):
-        st.button("Post", key=POST_KEY.format(task_id), on_click=_post, args=(task_id,), disabled=not named,
-                  width="content")
+        actions.button("Post", key=POST_KEY.format(task_id), on_click=_post, args=(task_id,), disabled=not named,
+                       width="content")
         if pinned is not None:
-            st.button(f"✖ not at {format_timecode(pinned)}", key=UNPIN_KEY.format(task_id), type="tertiary",
-                      on_click=_unpin, args=(task_id,), width="content")
+            actions.button(f"✖ not at {format_timecode(pinned)}", key=UNPIN_KEY.format(task_id), type="tertiary",
+                           on_click=_unpin, args=(task_id,), width="content")
 
 
 # The router gives a share link's address two entries, both this page (components/common/pages.py: at /guest

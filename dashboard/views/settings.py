@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.common import catalogs, connection, identity, signin
+from components.common import actions, catalogs, connection, identity, signin
 from components.common.state_keys import API_KEY_KEY, CATALOG_KEY
 from components.settings import notifications
 from components.settings.key_check import check_key
@@ -16,6 +16,7 @@ from components.settings.state_keys import (
     FORGET_KEY,
     FORM_KEY,
     OUTCOME_KEY,
+    SAVE_KEY,
     SHOWN_KEY,
     TEST_KEY,
 )
@@ -92,12 +93,12 @@ with st.form(FORM_KEY):
                   help="Ends in /api/v3. Volcengine Ark: https://ark.cn-beijing.volces.com/api/v3, "
                        "BytePlus ModelArk: https://ark.ap-southeast.bytepluses.com/api/v3")
     st.text_input("API key", key=API_KEY_FIELD, type="password", placeholder="leave empty to keep the current key")
-    st.form_submit_button("Save", on_click=_save)
+    actions.form_submit_button("Save", key=SAVE_KEY, on_click=_save)
 _show_outcome("save")
 
 if connection.is_remembered() or st.session_state.get(API_KEY_KEY):
-    st.button("Forget this key", key=FORGET_KEY, icon=":material/logout:", on_click=_forget,
-              help=f"Removes the key from this browser and from the dashboard's server; back to {FALLBACK}.")
+    actions.button("Forget this key", key=FORGET_KEY, icon=":material/logout:", on_click=_forget,
+                   help=f"Removes the key from this browser and from the dashboard's server; back to {FALLBACK}.")
 _show_outcome("forget")
 
 st.selectbox("Model ids this service speaks", catalogs.CHOICES, key=CATALOG_KEY,

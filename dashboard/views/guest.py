@@ -25,6 +25,7 @@ import streamlit as st
 from components.common import actions, connection, notices, shares
 from components.common.comments import player_seek, said, seek_request, timecode_button, timeline_marks
 from components.common.markdown_text import markdown_text
+from components.common.mention_box import mention_completion
 from components.common.timecode_player import format_timecode, timecode_player
 from components.guest.state_keys import (
     COMMENT_KEY,
@@ -47,7 +48,7 @@ from components.guest.state_keys import (
     UNPIN_KEY,
 )
 from dailies.journal import STATUS_LABELS, STATUSES, Comment, ShareRefused, thread
-from dailies.journal.shares import GUEST_AUTHOR, MAX_ATTEMPTS, ShareState
+from dailies.journal.shares import GUEST_AUTHOR, MAX_ATTEMPTS, ShareState, is_guest_author
 from dailies.spec.results import LAST_FRAME_NAME, VIDEO_NAME
 from dailies.timecodes import record_frame_rate
 
@@ -252,6 +253,10 @@ def _thread(guest, task_id: str) -> None:
     at = f" (at {format_timecode(pinned)})" if pinned is not None else ""
     st.text_area("Comment", key=COMMENT_KEY.format(task_id), max_chars=5000, disabled=not named,
                  placeholder=f"Your comment{at}" if named else "Type your name above to comment")
+    # @name completes to the people already in this thread (the guest sees them there): never the
+    # project's other members, whom a share does not show.
+    mention_completion(COMMENT_KEY.format(task_id), sorted({c.author for c in comments
+                                                           if not is_guest_author(c.author)}, key=str.casefold))
     with st.container(horizontal=True, gap="small"):
         actions.button("Post", key=POST_KEY.format(task_id), on_click=_post, args=(task_id,), disabled=not named,
                        width="content")

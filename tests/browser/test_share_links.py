@@ -134,7 +134,15 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
         guest.locator(".tp-comment").click()
         guest_settle(guest)
         guest.get_by_role("button", name="✖ not at 00:02.50").wait_for()
-        guest.get_by_role("textbox", name="Comment").fill("love the reflections")
+        # @ offers the people of this thread (Ana), not the project's others; Enter takes the name.
+        box = guest.get_by_role("textbox", name="Comment")
+        box.click()
+        guest.keyboard.type("love the reflections @A")
+        offered = guest.locator(".dailies-mentions [role=option]")
+        offered.first.wait_for()
+        assert offered.all_inner_texts() == ["@Ana"]
+        guest.keyboard.press("Enter")
+        assert box.input_value() == "love the reflections @Ana "
         guest.get_by_role("button", name="Post").click()
         guest_settle(guest)
         guest.get_by_text("Dee (guest)").wait_for()
@@ -148,7 +156,7 @@ def test_a_guest_reviews_a_shared_version_without_a_key(browser, studio):
             journal.close()
         assert [(c.author, c.body, c.timecode) for c in thread] == [
             ("Ana", "the boat wobbles here", 2.5), ("Ana", "this corner", 1.0),
-            ("Dee (guest)", "love the reflections", 2.5)]
+            ("Dee (guest)", "love the reflections @Ana", 2.5)]
         assert thread[2].frame == 60  # the frame the guest's player showed at 2.5 s
         [ellipse] = thread[2].drawing
         assert ellipse.kind == "ellipse" and ellipse.x1 < ellipse.x2 and ellipse.y1 < ellipse.y2

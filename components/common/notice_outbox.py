@@ -24,6 +24,9 @@ log = logging.getLogger("dailies.dashboard.notices")
 FIRST_RETRY_S = 10.0
 RETRY_CAP_S = 300.0
 KEEP_TRYING_S = 3600.0
+# Notices kept waiting for one destination; beyond, a new one is dropped (and said in the log) rather
+# than an outage of an hour growing the dashboard's memory without bound.
+MAX_WAITING = 1000
 
 
 def next_try_in(failures: int, first: float = FIRST_RETRY_S, cap: float = RETRY_CAP_S) -> float:
@@ -53,6 +56,7 @@ class NoticeOutbox:
     first_retry_s: float = FIRST_RETRY_S
     retry_cap_s: float = RETRY_CAP_S
     keep_trying_s: float = KEEP_TRYING_S
+    max_waiting: int = MAX_WAITING
     background: bool = True  # a thread of its own sends; False: whoever calls send_due (tests)
     queues: dict[str, deque[Notice]] = field(default_factory=dict)
     unsupported: set[str] = field(default_factory=set)  # services without notifications (the real Ark)
@@ -63,8 +67,12 @@ class NoticeOutbox:
         with self._changed:
             if destination in self.unsupported:
                 return
+            queue = self.queues.setdefault(destination, deque())
+            if len(queue) >= self.max_waiting:
+                log.error("the service was not told of %s: %d notices already wait for it", what, len(queue))
+                return
             now = self.clock()
-            self.queues.setdefault(destination, deque()).append(Notice(send, what, now, due=now))
+            queue.append(Notice(send, what, now, due=now))
             if self.background and (self._thread is None or not self._thread.is_alive()):
                 self._thread = threading.Thread(target=self._run, name="dailies-notices", daemon=True)
                 self._thread.start()

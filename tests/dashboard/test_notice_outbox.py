@@ -113,6 +113,19 @@ def test_a_service_without_notifications_is_not_asked_again(outbox):
     assert outbox.send_due() is None and ark.tries == 1 and ark.told == []
 
 
+def test_a_service_down_for_long_keeps_at_most_max_waiting_notices(caplog):
+    outbox = NoticeOutbox(clock=Clock(), max_waiting=3, background=False)
+    down = Place(failing=1)
+    with caplog.at_level(logging.ERROR, "dailies.dashboard.notices"):
+        for n in range(5):
+            outbox.put("studio", down.sender(str(n)), f"comment {n}")
+    assert len(outbox.queues["studio"]) == 3
+    assert "comment 3: 3 notices already wait" in caplog.text and "comment 4" in caplog.text
+    while (wait := outbox.send_due()) is not None:
+        outbox.clock.now += wait
+    assert down.told == ["0", "1", "2"]  # the first ones, in order
+
+
 KEY = "key-outbox-ana"
 
 

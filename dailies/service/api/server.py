@@ -1,8 +1,8 @@
 """The HTTP server of `dailies serve`: uvicorn's, told to answer the long polls when a stop is asked.
 
 uvicorn stops by closing its sockets, then waits for every request in flight; a follower's long poll
-(`/dailies/v1/live/{id}?after=`) lasts up to 25 s, so a node asked to stop answered its waiters
-first, now, with the state as it is (their players ask again, elsewhere or once the node is back).
+(`/dailies/v1/live/{id}?after=`) lasts up to 25 s, so a node asked to stop answers its waiters
+first, at once, with the state as it is (their players ask again, elsewhere or once the node is back).
 """
 
 from __future__ import annotations

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from string import Template
 
-# ForwardMsg: new_session = 4, session_status_changed = 9 (SessionStatus.script_is_running = 2);
-# BackMsg: rerun_script = 11.
+# ForwardMsg: new_session = 4, script_finished = 6 (FINISHED_EARLY_FOR_RERUN = 2: st.rerun, or a rerun
+# asked mid-run, so another run follows), session_status_changed = 9 (SessionStatus.script_is_running
+# = 2); BackMsg: rerun_script = 11.
 FORWARD_NEW_SESSION = 4
+FORWARD_SCRIPT_FINISHED = 6
+FINISHED_EARLY_FOR_RERUN = 2
 FORWARD_SESSION_STATUS = 9
 STATUS_SCRIPT_IS_RUNNING = 2
 BACK_RERUN_SCRIPT = 11
@@ -49,6 +52,8 @@ RUN_TRACKER = Template("""(() => {
     if (!bytes) return;
     for (const [field, , start, end] of fields(bytes)) {
       if (field === $new_session) { runs.asked = false; runs.running = true; runs.started += 1; note(); }
+      // A run stopped for a rerun: the next one is as good as asked for.
+      if (field === $finished && bytes[start] === $for_rerun && end - start === 1) { runs.asked = true; note(); }
       if (field === $status) {
         const inner = bytes.subarray(start, end);
         let running = false;
@@ -72,7 +77,8 @@ RUN_TRACKER = Template("""(() => {
     }
   }
   window.WebSocket = Tracked;
-})();""").substitute(new_session=FORWARD_NEW_SESSION, status=FORWARD_SESSION_STATUS,
+})();""").substitute(new_session=FORWARD_NEW_SESSION, finished=FORWARD_SCRIPT_FINISHED,
+                         for_rerun=FINISHED_EARLY_FOR_RERUN, status=FORWARD_SESSION_STATUS,
                          is_running=STATUS_SCRIPT_IS_RUNNING, rerun=BACK_RERUN_SCRIPT)
 
 # Quiet: connected, no run going or asked for since `since` (ms since the epoch: when the test's

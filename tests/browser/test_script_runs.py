@@ -16,6 +16,8 @@ def test_the_field_numbers_are_streamlits():
     forward = ForwardMsg.DESCRIPTOR.fields_by_name
     assert forward["new_session"].number == script_runs.FORWARD_NEW_SESSION
     assert forward["session_status_changed"].number == script_runs.FORWARD_SESSION_STATUS
+    assert forward["script_finished"].number == script_runs.FORWARD_SCRIPT_FINISHED
+    assert ForwardMsg.FINISHED_EARLY_FOR_RERUN == script_runs.FINISHED_EARLY_FOR_RERUN
     assert SessionStatus.DESCRIPTOR.fields_by_name["script_is_running"].number == script_runs.STATUS_SCRIPT_IS_RUNNING
     assert BackMsg.DESCRIPTOR.fields_by_name["rerun_script"].number == script_runs.BACK_RERUN_SCRIPT
 
@@ -32,3 +34,32 @@ def test_a_page_is_quiet_after_its_run_and_busy_while_a_rerun_is_asked(page, pro
     page.wait_for_function("(n) => window.__dailiesRuns.started > n", arg=started)
     page.wait_for_function(script_runs.QUIET, arg=[QUIET_MS, 0], polling=50)
     assert page.evaluate("() => window.__dailiesRuns.started") > started
+
+
+@pytest.mark.browser
+def test_a_run_stopped_for_a_rerun_is_busy_until_the_next_one_starts(browser):
+    """st.rerun: the server ends the run (script_finished FINISHED_EARLY_FOR_RERUN), says the session is
+    not running, and only then starts the next run. The page must not look quiet in between."""
+    context = browser.new_context()
+    try:
+        tab = context.new_page()
+        tab.goto("about:blank")
+        tracked = "window.__socket = new WebSocket('ws://127.0.0.1:9/');"  # never opens: only its events
+        tab.evaluate(f"() => {{ {tracked} }}")
+
+        def receive(*message: int) -> dict:
+            return tab.evaluate("""(bytes) => { window.__socket.dispatchEvent(new MessageEvent('message',
+                {data: new Uint8Array(bytes).buffer})); return {...window.__dailiesRuns}; }""", list(message))
+
+        tag = lambda field, wire: field * 8 + wire  # noqa: E731 - a protobuf key
+        finished = receive(tag(script_runs.FORWARD_SCRIPT_FINISHED, 0), script_runs.FINISHED_EARLY_FOR_RERUN)
+        assert finished["asked"]
+        status = receive(tag(script_runs.FORWARD_SESSION_STATUS, 2), 2, tag(script_runs.STATUS_SCRIPT_IS_RUNNING, 0), 0)
+        assert status["asked"] and not status["running"]  # between the two runs: still busy
+        started = receive(tag(script_runs.FORWARD_NEW_SESSION, 2), 0)
+        assert not started["asked"] and started["running"]
+        # A run that finished for good asks for nothing.
+        done = receive(tag(script_runs.FORWARD_SCRIPT_FINISHED, 0), 0)
+        assert not done["asked"]
+    finally:
+        context.close()

@@ -12,9 +12,10 @@ from playwright.sync_api import expect
 
 from .script_runs import QUIET, is_tracked
 
-# How long no run must be going or asked for, from the action on: a widget asks for its run a moment
-# after the click, and st.rerun ends a run and starts the next a moment apart.
-QUIET_MS = 500
+# How long no run must be going or asked for, from the action on: a component's value reaches the
+# page (a postMessage) and asks for its run a moment after the click. A run ended by st.rerun counts
+# as asked until the next starts (script_runs), however long that takes.
+QUIET_MS = 300
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "tests" / "artifacts" / "screenshots"
 
 

@@ -27,6 +27,7 @@ from dailies.client import Client, Tasks
 from dailies.journal import Journal, Scope, Submission
 from dailies.spec.catalog import Region
 from tests.support.live_service import start_live_service, wait_until_listed
+from tests.support.waiting import wait_past_second
 
 from ..support.legacy_reviews import write_review
 from .test_compose import compose, created_ids, rerun, send
@@ -55,13 +56,13 @@ def results(service) -> list[str]:
         ids = []
         for prompt in ("take one", "take two", "take three"):
             ids.append(client.tasks.create(small(prompt)).id)
-            time.sleep(1.05)  # distinct creation seconds: a fixed newest-first order
+            wait_past_second(time.time())  # distinct creation seconds: a fixed newest-first order
         failed = client.tasks.create({"model": V2, "content": [
             {"type": "text", "text": "x"},
             {"type": "image_url", "image_url": {"url": "http://nowhere.invalid/x.png"}, "role": "first_frame"}]}).id
         for task_id in [*ids, failed]:
             client.wait(task_id, timeout=120, poll_interval=0.1)
-    time.sleep(1.05)
+    wait_past_second(time.time())
     return list(reversed(ids))
 
 

@@ -20,6 +20,7 @@ from components.common import handoff, keep
 from dailies.client import Client, NotFoundError
 from dailies.journal import Journal, Scope, Submission
 from tests.support.live_service import start_live_service
+from tests.support.waiting import wait_past_second
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "dashboard" / "views" / "tasks.py"
@@ -74,7 +75,7 @@ def test_cancel_a_queued_task(dashboard_env, tmp_path, monkeypatch):
             assert any("Execution deadline in 47 h" in m.value for m in at.markdown)
             # Listed from the next second on: the click's run is the first to see a queued row, so the
             # table turns active in that very run, which must not swallow the click.
-            time.sleep(1.05)
+            wait_past_second(time.time())
             at.button(key="tasks.detail.confirm_cancel").click().run()
             assert not at.exception
             assert c.tasks.get(task_id).status == "cancelled"
@@ -178,7 +179,7 @@ def test_one_persons_local_dailies_keeps_what_succeeds_unless_told_otherwise(das
                                                                                keeping_by_default):
     """Issue 37: results vanished after 24 h unless someone thought of keeping them."""
     task_id = finished(client, small("kept by default"))
-    time.sleep(1.05)  # listed from the second after its creation
+    wait_past_second(time.time())  # listed from the second after its creation
     at = AppTest.from_file(str(PAGE), default_timeout=30)
     at.run()
     at.text_area(key="tasks.task_ids").input(task_id).run()
@@ -189,7 +190,7 @@ def test_one_persons_local_dailies_keeps_what_succeeds_unless_told_otherwise(das
     at.toggle(key=keep.AUTO_KEEP_KEY).set_value(False).run()
     assert journal().preference(keep.AUTO_KEEP_PREFERENCE) is False
     later = finished(client, small("not kept once told"))
-    time.sleep(1.05)
+    wait_past_second(time.time())
     at = AppTest.from_file(str(PAGE), default_timeout=30).run()
     at.text_area(key="tasks.task_ids").input(later).run()
     assert at.toggle(key=keep.AUTO_KEEP_KEY).value is False and journal().kept(later) == {}
@@ -197,7 +198,7 @@ def test_one_persons_local_dailies_keeps_what_succeeds_unless_told_otherwise(das
 
 def test_keep_every_result_automatically(dashboard_env, client, keep_on_request):
     task_id = finished(client, small("auto kept"))
-    time.sleep(1.05)  # listed from the second after its creation
+    wait_past_second(time.time())  # listed from the second after its creation
     at = AppTest.from_file(str(PAGE), default_timeout=30)
     at.run()
     at.text_area(key="tasks.task_ids").input(task_id).run()

@@ -28,6 +28,7 @@ from dailies.client._base import Endpoints
 from dailies.journal import Journal, Submission
 from dailies.spec.catalog import Region
 from tests.support.live_service import start_live_service, wait_until_listed
+from tests.support.waiting import wait_past_second
 
 from .test_compose import body as compose_body
 from .test_compose import compose, created_ids, rerun, send
@@ -63,9 +64,8 @@ def seeded(live_service) -> Seeded:
     with Client(base_url=live_service.base_url, api_key=live_service.api_key) as client:
         def run(body: dict) -> str:
             task_id = client.tasks.create(body).id
-            client.wait(task_id, timeout=120, poll_interval=0.1)
-            # Tasks are created one second apart so "newest first" is one fixed order.
-            time.sleep(1.05)
+            # Tasks are created in distinct seconds so "newest first" is one fixed order.
+            wait_past_second(time.time())
             return task_id
 
         older = run(small("a lighthouse at dusk"))
@@ -76,6 +76,8 @@ def seeded(live_service) -> Seeded:
             {"type": "image_url", "image_url": {"url": "http://nowhere.invalid/x.png"}, "role": "first_frame"}]})
         via_endpoint = run(small("through an endpoint", model=V2_ENDPOINT))
         flex = run(small("offline kite", model=V15, service_tier="flex"))
+        for task_id in (older, with_frame, failed, via_endpoint, flex):
+            client.wait(task_id, timeout=120, poll_interval=0.1)
     return Seeded(succeeded=[with_frame, older], failed=failed, flex=flex, via_endpoint=via_endpoint,
                   with_frame=with_frame)
 
@@ -422,7 +424,7 @@ def test_auto_refresh_only_while_a_row_is_queued_or_running(dashboard_env, seede
     try:
         with Client(base_url=idle.base_url, api_key=idle.api_key) as client:
             client.tasks.create(small("never runs"))
-        time.sleep(1.05)
+        wait_past_second(time.time())
         monkeypatch.setenv("ARK_BASE_URL", idle.base_url)
         at = open_tasks()
         no_errors(at)
@@ -470,7 +472,7 @@ def test_link_countdown_colours_and_expired_links_never_play(dashboard_env, tmp_
         with Client(base_url=past.base_url, api_key=past.api_key) as client:
             task_id = client.tasks.create(small("an old result", return_last_frame=True)).id
             client.wait(task_id, timeout=120, poll_interval=0.1)
-        time.sleep(1.05)
+        wait_past_second(time.time())
         monkeypatch.setenv("ARK_BASE_URL", past.base_url)
         at = open_tasks()
         row = table(at).iloc[0]

@@ -4,6 +4,7 @@ task runs."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import shutil
 import sqlite3
@@ -157,6 +158,7 @@ def start_at_head(backend: Backend, data_dir: Path) -> None:
         return
     if not _SQLITE_AT_HEAD:
         folder = Path(tempfile.mkdtemp(prefix="dailies-head-"))
+        atexit.register(shutil.rmtree, folder, True)
         make_engine(folder / "dailies.sqlite3").dispose()
         # The backup API copies what a WAL file may still hold: the copy is one self-contained file.
         with contextlib.closing(sqlite3.connect(folder / "dailies.sqlite3")) as source, \

@@ -241,7 +241,9 @@ class SeaweedServer:
         data.mkdir()
         ports = {name: free_port() for name in ("master", "master.grpc", "volume", "volume.grpc", "filer",
                                                  "filer.grpc", "s3.grpc")}
-        args = [str(self.binary), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={data}",
+        # -logdir (a global flag, before the command): its logs stay in its folder too.
+        args = [str(self.binary), f"-logdir={self.root}", "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                f"-dir={data}",
                 "-master.telemetry=false", "-volume.max=8", "-master.volumeSizeLimitMB=64",
                 f"-master.port={ports['master']}", f"-master.port.grpc={ports['master.grpc']}",
                 f"-volume.port={ports['volume']}", f"-volume.port.grpc={ports['volume.grpc']}",
@@ -254,8 +256,10 @@ class SeaweedServer:
         return self
 
     def _launch(self) -> None:
+        # TMPDIR: its gRPC sockets go in its own folder, removed with it, not in the machine's /tmp.
         self.proc = subprocess.Popen(self._args, stdout=open(self.log, "a"), stderr=subprocess.STDOUT,  # noqa: SIM115
-                                     cwd=self.root, start_new_session=True)
+                                     cwd=self.root, start_new_session=True,
+                                     env={**os.environ, "TMPDIR": str(self.root)})
         client = self.client()
 
         def ready() -> bool:

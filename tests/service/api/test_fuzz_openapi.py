@@ -3,6 +3,8 @@ error shape, and the document says what the service answers (its status codes; A
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from dailies.service.api.app import create_app
 from dailies.service.settings import Settings
 
 _DATA = Path(tempfile.mkdtemp(prefix="dailies-fuzz-"))
+atexit.register(shutil.rmtree, _DATA, True)  # the module lives as long as its process
 APP = create_app(Settings(data_dir=_DATA, api_keys={"fuzz-key": "fuzz"}, workers=0, log_requests=False),
                  start_background=False)
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)

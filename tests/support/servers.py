@@ -220,6 +220,7 @@ class SeaweedServer:
         self.binary = weed_binary()
         self.log = self.root / "weed.log"
         self.proc: subprocess.Popen | None = None
+        self._ports: dict[str, int] = {}
 
     @property
     def endpoint(self) -> str:
@@ -252,14 +253,13 @@ class SeaweedServer:
                 "-s3", f"-s3.port={self.s3_port}", f"-s3.port.grpc={ports['s3.grpc']}", f"-s3.config={config}",
                 f"-s3.localSocket={self.root / 's3.sock'}", "-s3.port.iceberg=0", "-s3.port.lance=0"]
         self._args = args
+        self._ports = ports
         self._launch()
         return self
 
     def _launch(self) -> None:
-        # TMPDIR: its gRPC sockets go in its own folder, removed with it, not in the machine's /tmp.
         self.proc = subprocess.Popen(self._args, stdout=open(self.log, "a"), stderr=subprocess.STDOUT,  # noqa: SIM115
-                                     cwd=self.root, start_new_session=True,
-                                     env={**os.environ, "TMPDIR": str(self.root)})
+                                     cwd=self.root, start_new_session=True)
         client = self.client()
 
         def ready() -> bool:
@@ -309,6 +309,10 @@ class SeaweedServer:
                 self.proc.kill()
                 self.proc.wait(5)
         shutil.rmtree(self.root, ignore_errors=True)
+        # Its master and volume server make their gRPC sockets in /tmp whatever TMPDIR says.
+        for port in self._ports.values():
+            for leftover in Path("/tmp").glob(f"seaweedfs-*-grpc-{port}.sock"):
+                leftover.unlink(missing_ok=True)
 
 
 def _try(action) -> bool:

@@ -44,14 +44,15 @@ def test_a_run_stopped_for_a_rerun_is_busy_until_the_next_one_starts(browser):
     try:
         tab = context.new_page()
         tab.goto("about:blank")
-        tracked = "window.__socket = new WebSocket('ws://127.0.0.1:9/');"  # never opens: only its events
-        tab.evaluate(f"() => {{ {tracked} }}")
+        # A tracked socket that never opens: the test hands it the server's messages itself.
+        tab.evaluate("() => { window.__socket = new WebSocket('ws://127.0.0.1:9/'); }")
 
         def receive(*message: int) -> dict:
             return tab.evaluate("""(bytes) => { window.__socket.dispatchEvent(new MessageEvent('message',
                 {data: new Uint8Array(bytes).buffer})); return {...window.__dailiesRuns}; }""", list(message))
 
-        tag = lambda field, wire: field * 8 + wire  # noqa: E731 - a protobuf key
+        def tag(field: int, wire: int) -> int:  # a protobuf field's key
+            return field * 8 + wire
         finished = receive(tag(script_runs.FORWARD_SCRIPT_FINISHED, 0), script_runs.FINISHED_EARLY_FOR_RERUN)
         assert finished["asked"]
         status = receive(tag(script_runs.FORWARD_SESSION_STATUS, 2), 2, tag(script_runs.STATUS_SCRIPT_IS_RUNNING, 0), 0)
